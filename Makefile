@@ -1,0 +1,131 @@
+# cachescope build.  One output folder (build/), V=1 for the full commands.
+#
+#   make          build everything into build/
+#   make deps     install missing Debian packages (as root)
+#   make test     deps, build, then every test
+#   make run      deps, build, then the demo
+#   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+
+OUTPUT := build
+CLANG ?= clang
+BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
+CC ?= cc
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
+VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS ?= -g -O2
+CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
+	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
+LDLIBS := -lbpf -lelf -lz -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) \
+	-Ibpf -Wall -Werror -MMD -MP
+
+DAEMON_SRCS := $(wildcard daemon/*.c)
+DAEMON_LIB_SRCS := $(filter-out daemon/main.c daemon/loader.c,$(DAEMON_SRCS))
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
+
+UNIT_TESTS := args csv event window
+UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
+HELPERS := fdchurn refault
+HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
+INTEG_BINS := $(OUTPUT)/tests/test_integration
+
+BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope
+ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
+	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
+	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o)
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test unit integration run vmlinux clean check-arch
+
+all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS)
+
+check-arch:
+	@test -f $(VMLINUX) || { echo "cachescope: no $(VMLINUX) for $$(uname -m); run 'make vmlinux' on a kernel with BTF" >&2; exit 1; }
+
+deps:
+	$(Q)./tools/deps.sh
+
+vmlinux:
+	$(call msg,GEN,$(VMLINUX))
+	$(Q)mkdir -p $(dir $(VMLINUX))
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX).tmp
+	$(Q)mv $(VMLINUX).tmp $(VMLINUX)
+
+# ---- BPF ----
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | check-arch
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# the loader includes the skeleton
+$(OUTPUT)/daemon/loader.o: $(OUTPUT)/cachescope.skel.h
+
+# ---- userspace ----
+
+$(OUTPUT)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CS_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/cachescoped: $(DAEMON_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+# ---- tests: one binary per module, linked with that module alone ----
+
+$(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o
+$(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
+$(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
+$(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(OUTPUT)/daemon/window.o
+$(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o
+
+$(UNIT_BINS) $(INTEG_BINS):
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -lm -o $@
+
+$(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
+
+unit: $(UNIT_BINS)
+	$(Q)./tests/run.sh unit
+
+integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS)
+	$(Q)./tests/run.sh integration
+
+# set-up first, then build, then run: a fresh machine needs the packages
+# before make can even compile
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./tests/run.sh all
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./tools/demo.sh
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d

@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Slab and page-cache tracing for cachescoped.
+ *
+ * Six tracepoints, each as a BTF tracepoint (tp_btf, typed arguments, cheap)
+ * and as a classic tracepoint that the loader enables only where the kernel
+ * lacks the BTF one.  Both variants decode their arguments and call one
+ * handler per event kind, so there is one copy of the logic.
+ *
+ * The design idea: keep in the kernel only the state that lets one event
+ * explain another, and keep it bounded.  The live-object map tells a free when
+ * and where its object was allocated (lifetime, remote free, owning process);
+ * the evicted-page map tells a page-cache insert that the same file range was
+ * evicted shortly before (a refault, and how many evictions ago).  Everything
+ * else is counted in userspace.  Records go to a ring buffer per CPU, with
+ * wakeups batched by a byte threshold, and every failed reserve is counted.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cachescope.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define EEXIST 17
+
+/* Tunables, set by the loader through rodata. */
+const volatile __u32 self_tgid = 0;
+const volatile bool filter_tgid = false;
+const volatile bool filter_cgroup = false;
+const volatile __u64 cgroup_id = 0;
+const volatile bool filter_comm = false;
+const volatile char comm_filter[CS_COMM_LEN] = {};
+const volatile __u32 wakeup_bytes = 256 << 10;
+const volatile __u32 granule_shift = CS_GRANULE_SHIFT_DEFAULT;
+
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CS_RINGBUF_BYTES);
+};
+
+/* One ring buffer per CPU; the loader creates them and fills this array. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, CS_MAX_CPUS);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cs_stats);
+} stats SEC(".maps");
+
+/* Global page-cache eviction sequence, the clock of refault distances. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} evict_seq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_LIVE_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct cs_live);
+} live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_EVICTED_MAX_ENTRIES);
+	__type(key, struct cs_page_key);
+	__type(value, struct cs_evicted);
+} evicted SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CS_CACHE_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct cs_cache_info);
+} cache_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_COMM_MAX_ENTRIES);
+	__type(key, __u32);
+	__type(value, char[CS_COMM_LEN]);
+} task_comm SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_COMM_MAX_ENTRIES);
+	__type(key, struct cs_file_key);
+	__type(value, char[CS_CACHE_NAME_LEN]);
+} file_name SEC(".maps");
+
+/* Processes to trace when filter_tgid is set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CS_TGID_MAX_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+static __always_inline struct cs_stats *stats_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+#define STAT_INC(st, field) \
+	do { if (st) __sync_fetch_and_add(&(st)->field, 1); } while (0)
+
+static __always_inline bool comm_matches(void)
+{
+	char comm[CS_COMM_LEN];
+	int i;
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (i = 0; i < CS_COMM_LEN; i++) {
+		if (comm[i] != comm_filter[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+static __always_inline bool traced(__u32 tgid)
+{
+	if (tgid == self_tgid)
+		return false;
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (filter_cgroup && bpf_get_current_cgroup_id() != cgroup_id)
+		return false;
+	if (filter_comm && !comm_matches())
+		return false;
+	return true;
+}
+
+static __always_inline void remember_comm(__u32 tgid)
+{
+	char comm[CS_COMM_LEN];
+
+	if (bpf_map_lookup_elem(&task_comm, &tgid))
+		return;
+	bpf_get_current_comm(comm, sizeof(comm));
+	bpf_map_update_elem(&task_comm, &tgid, comm, BPF_NOEXIST);
+}
+
+/* Reserve a record on this CPU's ring; counts the attempt and any drop. */
+static __always_inline struct cs_event *event_reserve(struct cs_stats *st,
+						      void **ringp, __u32 cpu)
+{
+	struct cs_event *e;
+	void *ring;
+
+	STAT_INC(st, produced);
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring) {
+		STAT_INC(st, no_ring);
+		STAT_INC(st, dropped);
+		return NULL;
+	}
+	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+	if (!e) {
+		STAT_INC(st, dropped);
+		return NULL;
+	}
+	*ringp = ring;
+	return e;
+}
+
+/* Wake the reader only once a batch has piled up; the daemon also drains
+ * every ring on its window tick, so a quiet ring is never stranded. */
+static __always_inline void event_submit(struct cs_event *e, void *ring)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline void remember_cache(const struct kmem_cache *s)
+{
+	struct cs_cache_info info = {};
+	__u64 key = (__u64)s;
+	const char *name;
+
+	if (bpf_map_lookup_elem(&cache_info, &key))
+		return;
+	name = BPF_CORE_READ(s, name);
+	bpf_probe_read_kernel_str(info.name, sizeof(info.name), name);
+	info.object_size = BPF_CORE_READ(s, object_size);
+	info.size = BPF_CORE_READ(s, size);
+	bpf_map_update_elem(&cache_info, &key, &info, BPF_NOEXIST);
+}
+
+static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
+					__u64 cache, __u32 bytes_req,
+					__u32 bytes_alloc, int req_node,
+					__u8 flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, cpu, node;
+	struct cs_live v = {};
+	struct cs_stats *st;
+	struct cs_event *e;
+	__u64 key = (__u64)ptr, now;
+	void *ring = NULL;
+	int err;
+
+	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
+		return 0;
+	if (!traced(tgid))
+		return 0;
+	st = stats_get();
+	now = bpf_ktime_get_ns();
+	cpu = bpf_get_smp_processor_id();
+	node = bpf_get_numa_node_id();
+
+	v.ts_ns = now;
+	v.cache = cache;
+	v.call_site = call_site;
+	v.tgid = tgid;
+	v.bytes_alloc = bytes_alloc;
+	v.cpu = cpu;
+	v.node = node;
+	v.flags = flags;
+	err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		bpf_map_update_elem(&live, &key, &v, BPF_ANY);
+		STAT_INC(st, live_replaced);
+	} else if (!err) {
+		STAT_INC(st, live_inserted);
+	}
+	remember_comm(tgid);
+
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	e->ts_ns = now;
+	e->tgid = tgid;
+	e->pid = (__u32)id;
+	e->cpu = cpu;
+	e->node = node;
+	e->type = CS_EV_SLAB_ALLOC;
+	e->flags = flags;
+	e->order = 0;
+	e->slab.cache = cache;
+	e->slab.ptr = key;
+	e->slab.call_site = call_site;
+	e->slab.bytes_req = bytes_req;
+	e->slab.bytes_alloc = bytes_alloc;
+	e->slab.lifetime_ns = 0;
+	e->slab.alloc_cpu = cpu;
+	e->slab.alloc_node = node;
+	e->slab.req_node = req_node;
+	e->slab.pad = 0;
+	event_submit(e, ring);
+	return 0;
+}
+
+static __always_inline int handle_free(__u64 call_site, const void *ptr)
+{
+	__u64 key = (__u64)ptr, now, id;
+	struct cs_live *vp, v;
+	struct cs_stats *st;
+	struct cs_event *e;
+	void *ring = NULL;
+	__u32 cpu;
+
+	if (key <= 16)
+		return 0;
+	vp = bpf_map_lookup_elem(&live, &key);
+	st = stats_get();
+	if (!vp) {
+		STAT_INC(st, free_unmatched);
+		return 0;
+	}
+	v = *vp;
+	/* Two frees racing for one object: only the one that deletes reports. */
+	if (bpf_map_delete_elem(&live, &key))
+		return 0;
+	STAT_INC(st, live_deleted);
+
+	now = bpf_ktime_get_ns();
+	id = bpf_get_current_pid_tgid();
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	e->ts_ns = now;
+	e->tgid = v.tgid;
+	e->pid = (__u32)id;
+	e->cpu = cpu;
+	e->node = bpf_get_numa_node_id();
+	e->type = CS_EV_SLAB_FREE;
+	e->flags = v.flags;
+	e->order = 0;
+	e->slab.cache = v.cache;
+	e->slab.ptr = key;
+	e->slab.call_site = call_site;
+	e->slab.bytes_req = 0;
+	e->slab.bytes_alloc = v.bytes_alloc;
+	e->slab.lifetime_ns = now > v.ts_ns ? now - v.ts_ns : 0;
+	e->slab.alloc_cpu = v.cpu;
+	e->slab.alloc_node = v.node;
+	e->slab.req_node = -1;
+	e->slab.pad = 0;
+	event_submit(e, ring);
+	return 0;
+}
+
+static __always_inline __u64 kmalloc_id(__u64 bytes_alloc)
+{
+	return bytes_alloc < CS_KMALLOC_ID_MAX ? bytes_alloc : CS_KMALLOC_ID_MAX - 1;
+}
+
+/* ---- page cache ---- */
+
+struct folio_id {
+	__u64 ino;
+	__u64 index;
+	__u32 dev;
+	__u32 order;
+	struct inode *host;
+};
+
+/* folio_order() without the kernel's inline helpers: PG_head in the first
+ * flags word (a plain unsigned long before 6.17, memdesc_flags_t after),
+ * the order in the low byte of _flags_1. */
+static __always_inline __u32 folio_order_of(struct folio *folio)
+{
+	unsigned long flags = 0, flags1 = 0;
+	int head = bpf_core_enum_value(enum pageflags, PG_head);
+
+	bpf_core_read(&flags, sizeof(flags), &folio->flags);
+	if (!(flags & (1ul << head)))
+		return 0;
+	if (bpf_core_field_exists(folio->_flags_1))
+		flags1 = BPF_CORE_READ(folio, _flags_1);
+	return flags1 & 0xff;
+}
+
+static __always_inline bool folio_identify(struct folio *folio,
+					   struct folio_id *fid)
+{
+	struct address_space *mapping = BPF_CORE_READ(folio, mapping);
+	struct super_block *sb;
+	struct inode *host;
+
+	/* anonymous and movable mappings carry tag bits; not page cache */
+	if (!mapping || ((unsigned long)mapping & 3))
+		return false;
+	host = BPF_CORE_READ(mapping, host);
+	if (!host)
+		return false;
+	fid->host = host;
+	fid->ino = BPF_CORE_READ(host, i_ino);
+	sb = BPF_CORE_READ(host, i_sb);
+	fid->dev = sb ? BPF_CORE_READ(sb, s_dev) : BPF_CORE_READ(host, i_rdev);
+	fid->index = BPF_CORE_READ(folio, index);
+	fid->order = folio_order_of(folio);
+	return true;
+}
+
+static __always_inline void remember_file(struct folio_id *fid)
+{
+	struct cs_file_key key = { .ino = fid->ino, .dev = fid->dev };
+	char name[CS_CACHE_NAME_LEN] = {};
+	struct inode *host = fid->host;
+	struct hlist_node *first;
+	struct dentry *d;
+	const unsigned char *s;
+
+	if (!host || bpf_map_lookup_elem(&file_name, &key))
+		return;
+	first = BPF_CORE_READ(host, i_dentry.first);
+	if (first) {
+		d = container_of(first, struct dentry, d_u.d_alias);
+		s = BPF_CORE_READ(d, d_name.name);
+		bpf_probe_read_kernel_str(name, sizeof(name), s);
+	}
+	bpf_map_update_elem(&file_name, &key, name, BPF_NOEXIST);
+}
+
+/* Granules [first, last] covered by a folio, and the stride that keeps the
+ * walk within CS_MAX_GRANULES. */
+static __always_inline void granules_of(struct folio_id *fid, __u64 *first,
+					__u64 *n, __u64 *stride)
+{
+	__u64 pages = 1ull << (fid->order & 31);
+	__u64 last;
+
+	*first = fid->index >> granule_shift;
+	last = (fid->index + pages - 1) >> granule_shift;
+	*n = last - *first + 1;
+	*stride = (*n + CS_MAX_GRANULES - 1) / CS_MAX_GRANULES;
+	if (!*stride)
+		*stride = 1;
+}
+
+static __always_inline int handle_page_add(struct folio_id *fidp)
+{
+	struct cs_page_key pk = {};
+	struct cs_evicted *ev, best = {};
+	__u64 first, n, stride, now, id, *seqp;
+	struct folio_id fid = *fidp;
+	struct cs_stats *st;
+	struct cs_event *e;
+	__u32 zero = 0, tgid, cpu;
+	void *ring = NULL;
+	bool refault = false;
+	int i;
+
+	st = stats_get();
+	granules_of(&fid, &first, &n, &stride);
+	pk.ino = fid.ino;
+	pk.dev = fid.dev;
+	/* Consume matching evictions whoever refaults, so that entries never
+	 * outlive the page they describe; keep the most recent one. */
+	for (i = 0; i < CS_MAX_GRANULES; i++) {
+		if (i * stride >= n)
+			break;
+		pk.granule = first + i * stride;
+		ev = bpf_map_lookup_elem(&evicted, &pk);
+		if (!ev)
+			continue;
+		if (!refault || ev->ts_ns > best.ts_ns)
+			best = *ev;
+		refault = true;
+		if (!bpf_map_delete_elem(&evicted, &pk))
+			STAT_INC(st, evicted_deleted);
+	}
+
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	if (!traced(tgid))
+		return 0;
+	remember_comm(tgid);
+	remember_file(&fid);
+	now = bpf_ktime_get_ns();
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	e->ts_ns = now;
+	e->tgid = tgid;
+	e->pid = (__u32)id;
+	e->cpu = cpu;
+	e->node = bpf_get_numa_node_id();
+	e->type = CS_EV_PAGE_ADD;
+	e->flags = refault ? CS_F_REFAULT : 0;
+	e->order = fid.order;
+	e->page.ino = fid.ino;
+	e->page.index = fid.index;
+	e->page.dev = fid.dev;
+	e->page.pad = 0;
+	e->page.refault_ns = 0;
+	e->page.refault_dist = 0;
+	if (refault) {
+		seqp = bpf_map_lookup_elem(&evict_seq, &zero);
+		e->page.refault_ns = now > best.ts_ns ? now - best.ts_ns : 0;
+		if (seqp && *seqp > best.seq)
+			e->page.refault_dist = *seqp - best.seq;
+	}
+	event_submit(e, ring);
+	return 0;
+}
+
+static __always_inline int handle_page_del(struct folio_id *fidp)
+{
+	struct cs_page_key pk = {};
+	struct cs_evicted ev = {};
+	__u64 first, n, stride, id, *seqp;
+	struct folio_id fid = *fidp;
+	struct cs_stats *st;
+	struct cs_event *e;
+	__u32 zero = 0, tgid, cpu;
+	void *ring = NULL;
+	int i, err;
+
+	st = stats_get();
+	STAT_INC(st, evictions);
+	seqp = bpf_map_lookup_elem(&evict_seq, &zero);
+	if (seqp)
+		ev.seq = __sync_fetch_and_add(seqp, 1);
+	ev.ts_ns = bpf_ktime_get_ns();
+	granules_of(&fid, &first, &n, &stride);
+	pk.ino = fid.ino;
+	pk.dev = fid.dev;
+	for (i = 0; i < CS_MAX_GRANULES; i++) {
+		if (i * stride >= n)
+			break;
+		pk.granule = first + i * stride;
+		err = bpf_map_update_elem(&evicted, &pk, &ev, BPF_NOEXIST);
+		if (err == -EEXIST)
+			bpf_map_update_elem(&evicted, &pk, &ev, BPF_ANY);
+		else if (!err)
+			STAT_INC(st, evicted_inserted);
+	}
+
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	if (!traced(tgid))
+		return 0;
+	remember_comm(tgid);
+	remember_file(&fid);
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	e->ts_ns = ev.ts_ns;
+	e->tgid = tgid;
+	e->pid = (__u32)id;
+	e->cpu = cpu;
+	e->node = bpf_get_numa_node_id();
+	e->type = CS_EV_PAGE_DEL;
+	e->flags = 0;
+	e->order = fid.order;
+	e->page.ino = fid.ino;
+	e->page.index = fid.index;
+	e->page.dev = fid.dev;
+	e->page.pad = 0;
+	e->page.refault_ns = 0;
+	e->page.refault_dist = 0;
+	event_submit(e, ring);
+	return 0;
+}
+
+/* ---- BTF tracepoints ---- */
+
+SEC("tp_btf/kmem_cache_alloc")
+int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
+	     struct kmem_cache *s, gfp_t gfp_flags, int node)
+{
+	__u32 size;
+
+	if (!ptr)
+		return 0;
+	remember_cache(s);
+	size = BPF_CORE_READ(s, object_size);
+	return handle_alloc(call_site, ptr, (__u64)s, size,
+			    BPF_CORE_READ(s, size), node, 0);
+}
+
+SEC("tp_btf/kmem_cache_free")
+int BPF_PROG(btf_kmem_cache_free, unsigned long call_site, const void *ptr,
+	     const struct kmem_cache *s)
+{
+	return handle_free(call_site, ptr);
+}
+
+SEC("tp_btf/kmalloc")
+int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
+	     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags, int node)
+{
+	return handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req,
+			    bytes_alloc, node, CS_F_KMALLOC);
+}
+
+SEC("tp_btf/kfree")
+int BPF_PROG(btf_kfree, unsigned long call_site, const void *ptr)
+{
+	return handle_free(call_site, ptr);
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(btf_page_add, struct folio *folio)
+{
+	struct folio_id fid;
+
+	if (!folio_identify(folio, &fid))
+		return 0;
+	return handle_page_add(&fid);
+}
+
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(btf_page_del, struct folio *folio)
+{
+	struct folio_id fid;
+
+	if (!folio_identify(folio, &fid))
+		return 0;
+	return handle_page_del(&fid);
+}
+
+/* exec renames the process: refresh its comm for keys created after it */
+static __always_inline int handle_exec(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	char comm[CS_COMM_LEN];
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	bpf_map_update_elem(&task_comm, &tgid, comm, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	return handle_exec();
+}
+
+/* ---- classic tracepoints, for kernels without the BTF ones ---- */
+
+/* Classic kmem_cache_alloc has no cache pointer, only its name: hash the
+ * name into a stable id and remember it, so records look the same. */
+static __always_inline __u64 cache_id_from_name(void *ctx, __u32 data_loc)
+{
+	struct cs_cache_info info = {};
+	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a */
+	int i;
+
+	bpf_probe_read_kernel_str(info.name, sizeof(info.name),
+				  (char *)ctx + (data_loc & 0xffff));
+	for (i = 0; i < CS_CACHE_NAME_LEN; i++) {
+		if (!info.name[i])
+			break;
+		h = (h ^ (__u8)info.name[i]) * 0x100000001b3ull;
+	}
+	h |= 1ull << 63;	/* never a kmalloc id */
+	bpf_map_update_elem(&cache_info, &h, &info, BPF_NOEXIST);
+	return h;
+}
+
+SEC("tracepoint/kmem/kmem_cache_alloc")
+int tp_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
+{
+	__u64 cache;
+
+	if (!ctx->ptr)
+		return 0;
+	cache = cache_id_from_name(ctx, ctx->__data_loc_name);
+	return handle_alloc(ctx->call_site, ctx->ptr, cache, ctx->bytes_req,
+			    ctx->bytes_alloc, ctx->node, 0);
+}
+
+SEC("tracepoint/kmem/kmem_cache_free")
+int tp_kmem_cache_free(struct trace_event_raw_kmem_cache_free *ctx)
+{
+	return handle_free(ctx->call_site, ctx->ptr);
+}
+
+SEC("tracepoint/kmem/kmalloc")
+int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
+{
+	return handle_alloc(ctx->call_site, ctx->ptr,
+			    kmalloc_id(ctx->bytes_alloc), ctx->bytes_req,
+			    ctx->bytes_alloc, ctx->node, CS_F_KMALLOC);
+}
+
+SEC("tracepoint/kmem/kfree")
+int tp_kfree(struct trace_event_raw_kfree *ctx)
+{
+	return handle_free(ctx->call_site, ctx->ptr);
+}
+
+/* The classic page-cache events carry (dev, ino, index, order) but no
+ * folio, so no file name either. */
+static __always_inline void classic_fid(struct trace_event_raw_mm_filemap_op_page_cache *ctx,
+					struct folio_id *fid)
+{
+	fid->ino = ctx->i_ino;
+	fid->index = ctx->index;
+	fid->dev = ctx->s_dev;
+	fid->order = ctx->order;
+	fid->host = NULL;
+}
+
+SEC("tracepoint/filemap/mm_filemap_add_to_page_cache")
+int tp_page_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+{
+	struct folio_id fid;
+
+	classic_fid(ctx, &fid);
+	return handle_page_add(&fid);
+}
+
+SEC("tracepoint/filemap/mm_filemap_delete_from_page_cache")
+int tp_page_del(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+{
+	struct folio_id fid;
+
+	classic_fid(ctx, &fid);
+	return handle_page_del(&fid);
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int tp_exec(void *ctx)
+{
+	return handle_exec();
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records and counters shared by the BPF programs and the daemon.
+ *
+ * Every record starts with the same header, so the daemon can decode a ring
+ * buffer sample by looking at one byte.  Strings never travel per event: a slab
+ * cache is named by its kmem_cache pointer (resolved once through the
+ * cache_info map) and a process by its tgid (comm resolved once through the
+ * task_comm map).
+ */
+#ifndef CACHESCOPE_H
+#define CACHESCOPE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define CS_COMM_LEN		16
+#define CS_CACHE_NAME_LEN	32
+
+/* Default sizes; the daemon overrides them before load. */
+#define CS_RINGBUF_BYTES	(4u << 20)	/* per CPU */
+#define CS_LIVE_MAX_ENTRIES	(256u << 10)
+#define CS_EVICTED_MAX_ENTRIES	(128u << 10)
+#define CS_CACHE_MAX_ENTRIES	4096
+#define CS_COMM_MAX_ENTRIES	16384
+#define CS_TGID_MAX_ENTRIES	1024
+#define CS_MAX_CPUS		1024
+
+/* Page-cache refaults are matched on granules of 1 << shift pages, so a page
+ * evicted as part of one folio refaults even when readahead brings it back in
+ * a folio of another order.  A folio covers at most this many granules. */
+#define CS_GRANULE_SHIFT_DEFAULT 4
+#define CS_MAX_GRANULES		32
+
+enum cs_event_type {
+	CS_EV_SLAB_ALLOC = 1,
+	CS_EV_SLAB_FREE = 2,
+	CS_EV_PAGE_ADD = 3,
+	CS_EV_PAGE_DEL = 4,
+};
+
+/* cs_event.flags */
+#define CS_F_KMALLOC	(1u << 0)	/* allocated with kmalloc, cache is synthetic */
+#define CS_F_REFAULT	(1u << 1)	/* page add matched a recent eviction */
+
+/* A slab cache id is the kmem_cache pointer (a kernel address, far above
+ * 4 GiB), or for kmalloc objects the allocated size, which the daemon names
+ * "kmalloc-<size>": the tracepoint does not say which kmalloc cache served. */
+#define CS_KMALLOC_ID_MAX	(1ull << 32)
+
+struct cs_event {
+	__u64 ts_ns;		/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u32 tgid;		/* allocating process for slab records */
+	__u32 pid;
+	__u16 cpu;
+	__u16 node;		/* NUMA node of the CPU at the event */
+	__u8 type;		/* enum cs_event_type */
+	__u8 flags;
+	__u16 order;		/* page cache: folio order */
+	union {
+		struct {
+			__u64 cache;	/* kmem_cache pointer or kmalloc id */
+			__u64 ptr;
+			__u64 call_site;
+			__u32 bytes_req;
+			__u32 bytes_alloc;
+			/* free records: what the alloc recorded */
+			__u64 lifetime_ns;
+			__u16 alloc_cpu;
+			__u16 alloc_node;
+			__s16 req_node;	/* alloc: node asked for, -1 if any */
+			__u16 pad;
+		} slab;
+		struct {
+			__u64 ino;
+			__u64 index;
+			__u32 dev;
+			__u32 pad;
+			/* refaults: time and evictions since the eviction */
+			__u64 refault_ns;
+			__u64 refault_dist;
+		} page;
+	};
+};
+
+/* Per-CPU counters, one array slot per CPU (percpu array of one element). */
+struct cs_stats {
+	__u64 produced;		/* records the programs tried to emit */
+	__u64 dropped;		/* ring buffer reserve failures */
+	__u64 live_inserted;	/* new keys in the live-object map */
+	__u64 live_deleted;	/* frees that found their object */
+	__u64 live_replaced;	/* alloc over a stale entry (missed free) */
+	__u64 free_unmatched;	/* frees of objects we did not see allocated */
+	__u64 evicted_inserted;
+	__u64 evicted_deleted;	/* refaults consume their entry */
+	__u64 evictions;	/* page-cache deletes seen (all processes) */
+	__u64 no_ring;		/* no ring buffer for this CPU */
+};
+
+/* Value of the live-object map (key: object pointer). */
+struct cs_live {
+	__u64 ts_ns;
+	__u64 cache;
+	__u64 call_site;
+	__u32 tgid;
+	__u32 bytes_alloc;
+	__u16 cpu;
+	__u16 node;
+	__u32 flags;
+};
+
+/* Key and value of the evicted-page map. */
+struct cs_page_key {
+	__u64 ino;
+	__u64 granule;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct cs_evicted {
+	__u64 ts_ns;
+	__u64 seq;		/* global page-cache eviction sequence */
+};
+
+/* Key of the file-name map. */
+struct cs_file_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct cs_cache_info {
+	char name[CS_CACHE_NAME_LEN];
+	__u32 object_size;
+	__u32 size;
+};
+
+#endif /* CACHESCOPE_H */

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Command line of cachescoped.  argp runs with ARGP_NO_EXIT so that a bad
+ * option comes back as an error code (and so can be tested), and every
+ * number goes through one checked strtol.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "args.h"
+
+const char *argp_program_version = "cachescoped 0.1";
+static const char doc[] =
+"cachescoped -- watch slab, page-cache and KV-cache behaviour\n"
+"\n"
+"Traces kmem_cache/kmalloc allocations and frees and page-cache inserts and\n"
+"deletes with BPF, aggregates them per (window, key) and writes CSV rows.\n"
+"Needs root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF.\n"
+"\n"
+"Examples:\n"
+"  cachescoped --duration 10 --csv /tmp/cs.csv\n"
+"  cachescoped --pid 1234 --window-ms 250 -v\n";
+
+enum {
+	OPT_RING_KB = 0x100,
+	OPT_LIVE,
+	OPT_EVICTED,
+	OPT_SOCKET,
+	OPT_TP,
+	OPT_TOP,
+	OPT_CGROUP,
+};
+
+static const struct argp_option options[] = {
+	{ "duration", 'd', "SEC", 0, "Run SEC seconds, then exit 0 (default: until SIGINT/SIGTERM)", 0 },
+	{ "window-ms", 'w', "N", 0, "Window length in milliseconds, 10..60000 (default 100)", 0 },
+	{ "pid", 'p', "PID", 0, "Trace only this process (repeatable)", 0 },
+	{ "comm", 'c', "NAME", 0, "Trace only tasks with this command name", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace only tasks in this cgroup v2 directory", 0 },
+	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
+	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Print the N busiest keys at exit (default 10, 0 for none)", 0 },
+	{ "ring-kb", OPT_RING_KB, "KB", 0, "Ring buffer per CPU in KiB, a power of two >= 64 (default 4096)", 0 },
+	{ "live-entries", OPT_LIVE, "N", 0, "Capacity of the live-object map (default 262144)", 0 },
+	{ "evicted-entries", OPT_EVICTED, "N", 0, "Capacity of the evicted-page map (default 131072)", 0 },
+	{ "tracepoints", OPT_TP, "MODE", 0, "auto (default), btf or classic", 0 },
+	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
+	{ 0 },
+};
+
+void env_defaults(struct env *env)
+{
+	memset(env, 0, sizeof(*env));
+	env->window_ms = 100;
+	env->socket_path = ENV_DEFAULT_SOCKET;
+	env->ring_kb = 4096;
+	env->live_entries = 256 << 10;
+	env->evicted_entries = 128 << 10;
+	env->top = 10;
+	env->tp_mode = TP_AUTO;
+}
+
+/* strtol with range and trailing-garbage checks; one line on failure. */
+static int parse_long(const char *opt, const char *arg, long min, long max,
+		      long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		fprintf(stderr, "cachescoped: invalid --%s '%s': expected an integer in %ld..%ld\n",
+			opt, arg, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct env *env = state->input;
+	long v;
+
+	switch (key) {
+	case 'd':
+		return parse_long("duration", arg, 1, 365L * 86400, &env->duration_s) ? EINVAL : 0;
+	case 'w':
+		return parse_long("window-ms", arg, 10, 60000, &env->window_ms) ? EINVAL : 0;
+	case 'p':
+		if (parse_long("pid", arg, 1, INT_MAX, &v))
+			return EINVAL;
+		if (env->npids >= ENV_MAX_PIDS) {
+			fprintf(stderr, "cachescoped: too many --pid options (at most %d)\n",
+				ENV_MAX_PIDS);
+			return EINVAL;
+		}
+		env->pids[env->npids++] = (pid_t)v;
+		return 0;
+	case 'c':
+		if (!*arg || strlen(arg) >= sizeof(env->comm)) {
+			fprintf(stderr, "cachescoped: invalid --comm '%s': expected 1..%zu characters\n",
+				arg, sizeof(env->comm) - 1);
+			return EINVAL;
+		}
+		strcpy(env->comm, arg);
+		return 0;
+	case OPT_CGROUP:
+		env->cgroup_path = arg;
+		return 0;
+	case 'o':
+		if (!*arg) {
+			fprintf(stderr, "cachescoped: invalid --csv '': expected a file name\n");
+			return EINVAL;
+		}
+		env->csv_path = arg;
+		return 0;
+	case OPT_SOCKET:
+		env->socket_path = strcmp(arg, "none") ? arg : NULL;
+		return 0;
+	case OPT_TOP:
+		return parse_long("top", arg, 0, 100000, &env->top) ? EINVAL : 0;
+	case OPT_RING_KB:
+		if (parse_long("ring-kb", arg, 64, 1L << 20, &v))
+			return EINVAL;
+		if (v & (v - 1)) {
+			fprintf(stderr, "cachescoped: invalid --ring-kb '%s': expected a power of two\n", arg);
+			return EINVAL;
+		}
+		env->ring_kb = v;
+		return 0;
+	case OPT_LIVE:
+		return parse_long("live-entries", arg, 1024, 1L << 26, &env->live_entries) ? EINVAL : 0;
+	case OPT_EVICTED:
+		return parse_long("evicted-entries", arg, 1024, 1L << 26, &env->evicted_entries) ? EINVAL : 0;
+	case OPT_TP:
+		if (!strcmp(arg, "auto"))
+			env->tp_mode = TP_AUTO;
+		else if (!strcmp(arg, "btf"))
+			env->tp_mode = TP_BTF;
+		else if (!strcmp(arg, "classic"))
+			env->tp_mode = TP_CLASSIC;
+		else {
+			fprintf(stderr, "cachescoped: invalid --tracepoints '%s': expected auto, btf or classic\n", arg);
+			return EINVAL;
+		}
+		return 0;
+	case 'v':
+		env->verbose++;
+		return 0;
+	case ARGP_KEY_ARG:
+		fprintf(stderr, "cachescoped: unexpected argument '%s'\n", arg);
+		return EINVAL;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+int args_parse(int argc, char **argv, struct env *env)
+{
+	static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+	int idx = 0;
+	error_t err;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?") ||
+		    !strcmp(argv[i], "--usage") || !strcmp(argv[i], "-V") ||
+		    !strcmp(argv[i], "--version")) {
+			argp_parse(&argp, 2, (char *[]){ argv[0], argv[i], NULL },
+				   ARGP_NO_EXIT, NULL, env);
+			return 1;
+		}
+	}
+	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, env);
+	return err ? -EINVAL : 0;
+}

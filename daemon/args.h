@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Command line of cachescoped, parsed into one struct env.
+ */
+#ifndef CS_ARGS_H
+#define CS_ARGS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define ENV_MAX_PIDS 1024
+#define ENV_DEFAULT_SOCKET "/run/cachescope.sock"
+
+enum tp_mode {
+	TP_AUTO,	/* BTF tracepoints, classic where the BTF one is missing */
+	TP_BTF,
+	TP_CLASSIC,
+};
+
+struct env {
+	long duration_s;	/* 0: until SIGINT/SIGTERM */
+	long window_ms;
+	pid_t pids[ENV_MAX_PIDS];
+	int npids;
+	char comm[16];
+	const char *cgroup_path;
+	const char *csv_path;
+	const char *socket_path;	/* NULL: no control socket */
+	long ring_kb;
+	long live_entries;
+	long evicted_entries;
+	long top;
+	enum tp_mode tp_mode;
+	int verbose;
+};
+
+void env_defaults(struct env *env);
+
+/*
+ * Parse argv into env (which env_defaults() has set).  Returns 0 on success,
+ * 1 when --help or --usage was printed, and -EINVAL after printing a one-line
+ * error naming the option.
+ */
+int args_parse(int argc, char **argv, struct env *env);
+
+#endif

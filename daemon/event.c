@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Decoding of ring-buffer records: the ring gives 8-byte aligned bytes, the
+ * rest of the daemon wants a checked struct cs_event.
+ */
+#include <errno.h>
+#include <string.h>
+#include "event.h"
+
+int event_decode(const void *data, size_t size, struct cs_event *out)
+{
+	struct cs_event e;
+
+	if (!data || size != sizeof(e))
+		return -EINVAL;
+	memcpy(&e, data, sizeof(e));
+	switch (e.type) {
+	case CS_EV_SLAB_ALLOC:
+	case CS_EV_SLAB_FREE:
+		break;
+	case CS_EV_PAGE_ADD:
+	case CS_EV_PAGE_DEL:
+		if (e.order > 31)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	*out = e;
+	return 0;
+}

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * BPF loader: skeleton open -> rodata and map sizes -> load -> rings ->
+ * attach, with one cleanup path.  The one idea to keep in mind: each event
+ * has a BTF tracepoint and a classic tracepoint program, and exactly one of
+ * the two is loaded, chosen per event from the kernel's BTF.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "cachescope.skel.h"
+#include "loader.h"
+#include "log.h"
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
+struct tp_pair {
+	const char *name;	/* tracepoint name, also btf_trace_<name> */
+	const char *category;
+};
+
+static const struct tp_pair tps[LOADER_NR_TP] = {
+	{ "kmem_cache_alloc", "kmem" },
+	{ "kmem_cache_free", "kmem" },
+	{ "kmalloc", "kmem" },
+	{ "kfree", "kmem" },
+	{ "mm_filemap_add_to_page_cache", "filemap" },
+	{ "mm_filemap_delete_from_page_cache", "filemap" },
+	{ "sched_process_exec", "sched" },
+};
+
+static void tp_progs(struct cachescope_bpf *skel, int i,
+		     struct bpf_program **btf, struct bpf_program **classic)
+{
+	struct bpf_program *b[LOADER_NR_TP] = {
+		skel->progs.btf_kmem_cache_alloc, skel->progs.btf_kmem_cache_free,
+		skel->progs.btf_kmalloc, skel->progs.btf_kfree,
+		skel->progs.btf_page_add, skel->progs.btf_page_del,
+		skel->progs.btf_exec,
+	};
+	struct bpf_program *c[LOADER_NR_TP] = {
+		skel->progs.tp_kmem_cache_alloc, skel->progs.tp_kmem_cache_free,
+		skel->progs.tp_kmalloc, skel->progs.tp_kfree,
+		skel->progs.tp_page_add, skel->progs.tp_page_del,
+		skel->progs.tp_exec,
+	};
+
+	*btf = b[i];
+	*classic = c[i];
+}
+
+/* libbpf's messages: shown with -vv; otherwise the last warning is kept so
+ * that a failed load can name what failed in one line. */
+static char last_libbpf_msg[256];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	va_list aq;
+
+	/* keep the first warning: it names the program, later ones only
+	 * say that the object failed */
+	if (level == LIBBPF_WARN && !last_libbpf_msg[0]) {
+		va_copy(aq, ap);
+		vsnprintf(last_libbpf_msg, sizeof(last_libbpf_msg), fmt, aq);
+		va_end(aq);
+		last_libbpf_msg[strcspn(last_libbpf_msg, "\n")] = '\0';
+	}
+	if (log_verbosity < LOG_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static bool has_cap(int cap)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ull << cap);
+}
+
+static int check_privileges(void)
+{
+	/* CAP_SYS_ADMIN 21, CAP_PERFMON 38, CAP_BPF 39 */
+	if (geteuid() == 0 || has_cap(21) || (has_cap(38) && has_cap(39)))
+		return 0;
+	log_err("cannot trace: not root (run as root, or with CAP_BPF and CAP_PERFMON)");
+	return -EPERM;
+}
+
+static int check_btf(void)
+{
+	if (access(VMLINUX_BTF, R_OK) == 0)
+		return 0;
+	log_err("cannot trace: kernel has no BTF (%s missing; needs CONFIG_DEBUG_INFO_BTF=y)",
+		VMLINUX_BTF);
+	return -ENOENT;
+}
+
+/* libbpf finds classic tracepoints through tracefs; mount it if needed. */
+static int ensure_tracefs(void)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK) ||
+	    !access("/sys/kernel/debug/tracing/events", F_OK))
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL)) {
+		log_err("cannot mount tracefs on /sys/kernel/tracing: %s", strerror(errno));
+		return -errno;
+	}
+	log_info("mounted tracefs on /sys/kernel/tracing for classic tracepoints");
+	return 0;
+}
+
+static int choose_tracepoints(struct loader *ld, enum tp_mode mode)
+{
+	struct bpf_program *btfp, *classic;
+	struct btf *vmlinux = NULL;
+	bool any_classic = false;
+	int i;
+
+	if (mode == TP_AUTO) {
+		vmlinux = btf__load_vmlinux_btf();
+		if (!vmlinux) {
+			log_err("cannot read kernel BTF from %s: %s", VMLINUX_BTF,
+				strerror(errno));
+			return -errno;
+		}
+	}
+	for (i = 0; i < LOADER_NR_TP; i++) {
+		char tname[96];
+
+		snprintf(tname, sizeof(tname), "btf_trace_%s", tps[i].name);
+		if (mode == TP_CLASSIC)
+			ld->classic[i] = true;
+		else if (mode == TP_BTF)
+			ld->classic[i] = false;
+		else
+			ld->classic[i] = btf__find_by_name_kind(vmlinux, tname,
+								BTF_KIND_TYPEDEF) < 0;
+		if (ld->classic[i] && mode == TP_AUTO)
+			log_warn("%s: no BTF tracepoint in this kernel, using the classic tracepoint %s/%s",
+				 tps[i].name, tps[i].category, tps[i].name);
+		tp_progs(ld->skel, i, &btfp, &classic);
+		bpf_program__set_autoload(btfp, !ld->classic[i]);
+		bpf_program__set_autoload(classic, ld->classic[i]);
+		any_classic |= ld->classic[i];
+	}
+	btf__free(vmlinux);
+	return any_classic ? ensure_tracefs() : 0;
+}
+
+static int create_rings(struct loader *ld, size_t ring_bytes);
+
+static int configure(struct loader *ld, const struct env *env)
+{
+	struct cachescope_bpf *skel = ld->skel;
+	size_t ring_bytes = (size_t)env->ring_kb << 10;
+	struct stat st;
+	int err;
+
+	skel->rodata->self_tgid = getpid();
+	skel->rodata->filter_tgid = env->npids > 0;
+	skel->rodata->wakeup_bytes = ring_bytes / 8;
+	skel->rodata->granule_shift = CS_GRANULE_SHIFT_DEFAULT;
+	if (env->comm[0]) {
+		skel->rodata->filter_comm = true;
+		memcpy((char *)skel->rodata->comm_filter, env->comm, sizeof(env->comm));
+	}
+	if (env->cgroup_path) {
+		if (stat(env->cgroup_path, &st) || !S_ISDIR(st.st_mode)) {
+			log_err("cannot use --cgroup %s: %s", env->cgroup_path,
+				errno ? strerror(errno) : "not a directory");
+			return -EINVAL;
+		}
+		skel->rodata->filter_cgroup = true;
+		skel->rodata->cgroup_id = st.st_ino;	/* cgroup v2: kernfs id */
+	}
+
+	if (ld->nr_cpus > CS_MAX_CPUS) {
+		log_err("cannot trace: %d possible CPUs, at most %d supported",
+			ld->nr_cpus, CS_MAX_CPUS);
+		return -E2BIG;
+	}
+	err = create_rings(ld, ring_bytes);
+	if (err)
+		return err;
+	/* The first ring is the template of the array's inner maps (setting
+	 * the inner map's size through libbpf 1.1 crashes). */
+	err = bpf_map__set_max_entries(skel->maps.rings, ld->nr_cpus);
+	if (!err)
+		err = bpf_map__set_inner_map_fd(skel->maps.rings, ld->rings[0].fd);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.live, env->live_entries);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.evicted, env->evicted_entries);
+	if (err) {
+		log_err("cannot size BPF maps: %s", strerror(-err));
+		return err;
+	}
+	return choose_tracepoints(ld, env->tp_mode);
+}
+
+static int ring_sample(void *ctx, void *data, size_t size)
+{
+	struct loader_ring *r = ctx;
+
+	r->consumed++;
+	return r->ld->sample_fn(r->ld->sample_ctx, r->cpu, data, size);
+}
+
+static int create_rings(struct loader *ld, size_t ring_bytes)
+{
+	int cpu, fd;
+
+	ld->rings = calloc(ld->nr_cpus, sizeof(*ld->rings));
+	if (!ld->rings)
+		return -ENOMEM;
+	for (cpu = 0; cpu < ld->nr_cpus; cpu++)
+		ld->rings[cpu].fd = -1;
+	for (cpu = 0; cpu < ld->nr_cpus; cpu++) {
+		struct loader_ring *r = &ld->rings[cpu];
+
+		r->ld = ld;
+		r->cpu = cpu;
+		fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cs_ring", 0, 0,
+				    ring_bytes, NULL);
+		if (fd < 0) {
+			log_err("cannot create ring buffer for CPU %d (%zu KiB): %s",
+				cpu, ring_bytes >> 10, strerror(errno));
+			return -errno;
+		}
+		r->fd = fd;
+	}
+	return 0;
+}
+
+/* Put every ring in the array the programs look up, and in one epoll set. */
+static int install_rings(struct loader *ld)
+{
+	int outer = bpf_map__fd(ld->skel->maps.rings);
+	int cpu;
+
+	for (cpu = 0; cpu < ld->nr_cpus; cpu++) {
+		struct loader_ring *r = &ld->rings[cpu];
+
+		if (bpf_map_update_elem(outer, &cpu, &r->fd, BPF_ANY)) {
+			log_err("cannot install ring buffer for CPU %d: %s", cpu,
+				strerror(errno));
+			return -errno;
+		}
+		if (!ld->rb)
+			ld->rb = ring_buffer__new(r->fd, ring_sample, r, NULL);
+		else if (ring_buffer__add(ld->rb, r->fd, ring_sample, r))
+			goto fail;
+		if (!ld->rb)
+			goto fail;
+	}
+	return 0;
+fail:
+	log_err("cannot open ring buffer of CPU %d: %s", cpu, strerror(errno));
+	return -errno;
+}
+
+static int populate_filters(struct loader *ld, const struct env *env)
+{
+	int fd = bpf_map__fd(ld->skel->maps.tgids), i;
+	__u8 one = 1;
+
+	for (i = 0; i < env->npids; i++) {
+		__u32 tgid = env->pids[i];
+
+		if (bpf_map_update_elem(fd, &tgid, &one, BPF_ANY)) {
+			log_err("cannot add --pid %d to the filter: %s",
+				env->pids[i], strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int loader_start(struct loader *ld, const struct env *env,
+		 loader_sample_fn fn, void *ctx)
+{
+	int err;
+
+	memset(ld, 0, sizeof(*ld));
+	ld->sample_fn = fn;
+	ld->sample_ctx = ctx;
+	libbpf_set_print(libbpf_print);
+
+	err = check_privileges();
+	if (!err)
+		err = check_btf();
+	if (err)
+		return err;
+	ld->nr_cpus = libbpf_num_possible_cpus();
+	if (ld->nr_cpus <= 0) {
+		log_err("cannot count possible CPUs: %s", strerror(-ld->nr_cpus));
+		return ld->nr_cpus ? ld->nr_cpus : -EINVAL;
+	}
+
+	ld->skel = cachescope_bpf__open();
+	if (!ld->skel) {
+		err = -errno;
+		log_err("cannot open BPF object: %s", strerror(errno));
+		return err;
+	}
+	err = configure(ld, env);
+	if (err)
+		goto cleanup;
+	last_libbpf_msg[0] = '\0';
+	err = cachescope_bpf__load(ld->skel);
+	if (err) {
+		log_err("cannot load BPF programs: %s%s%s (rerun with -vv for the verifier log)",
+			strerror(-err), last_libbpf_msg[0] ? "; " : "", last_libbpf_msg);
+		goto cleanup;
+	}
+	err = install_rings(ld);
+	if (!err)
+		err = populate_filters(ld, env);
+	if (err)
+		goto cleanup;
+	err = cachescope_bpf__attach(ld->skel);
+	if (err) {
+		log_err("cannot attach BPF programs: %s%s%s", strerror(-err),
+			last_libbpf_msg[0] ? "; libbpf: " : "", last_libbpf_msg);
+		goto cleanup;
+	}
+	return 0;
+cleanup:
+	loader_stop(ld);
+	return err;
+}
+
+void loader_detach(struct loader *ld)
+{
+	if (ld->skel)
+		cachescope_bpf__detach(ld->skel);
+}
+
+void loader_stop(struct loader *ld)
+{
+	int cpu;
+
+	ring_buffer__free(ld->rb);
+	ld->rb = NULL;
+	if (ld->rings) {
+		for (cpu = 0; cpu < ld->nr_cpus; cpu++)
+			if (ld->rings[cpu].fd >= 0)
+				close(ld->rings[cpu].fd);
+		free(ld->rings);
+		ld->rings = NULL;
+	}
+	cachescope_bpf__destroy(ld->skel);
+	ld->skel = NULL;
+}
+
+int loader_epoll_fd(const struct loader *ld)
+{
+	return ring_buffer__epoll_fd(ld->rb);
+}
+
+int loader_drain(struct loader *ld)
+{
+	return ring_buffer__consume(ld->rb);
+}
+
+uint64_t loader_consumed(const struct loader *ld)
+{
+	uint64_t sum = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < ld->nr_cpus; cpu++)
+		sum += ld->rings[cpu].consumed;
+	return sum;
+}
+
+void loader_read_stats(const struct loader *ld, struct cs_stats *sum)
+{
+	struct cs_stats *per = calloc(ld->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+	int cpu, i, n = sizeof(*sum) / sizeof(__u64);
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.stats), &zero, per)) {
+		for (cpu = 0; cpu < ld->nr_cpus; cpu++)
+			for (i = 0; i < n; i++)
+				((__u64 *)sum)[i] += ((__u64 *)&per[cpu])[i];
+	}
+	free(per);
+}
+
+void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *ps)
+{
+	struct bpf_program *prog;
+
+	memset(ps, 0, sizeof(*ps));
+	bpf_object__for_each_program(prog, ld->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		ps->recursion_misses += info.recursion_misses;
+		ps->run_cnt += info.run_cnt;
+		ps->run_time_ns += info.run_time_ns;
+	}
+}
+
+static uint64_t map_entries(int fd)
+{
+	char key[64], next[64];
+	void *prev = NULL;
+	uint64_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, sizeof(key));
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+void loader_map_evictions(const struct loader *ld, const struct cs_stats *st,
+			  uint64_t *live, uint64_t *evicted)
+{
+	uint64_t in_live = map_entries(bpf_map__fd(ld->skel->maps.live));
+	uint64_t in_evicted = map_entries(bpf_map__fd(ld->skel->maps.evicted));
+	int64_t l = (int64_t)(st->live_inserted - st->live_deleted - in_live);
+	int64_t e = (int64_t)(st->evicted_inserted - st->evicted_deleted - in_evicted);
+
+	*live = l > 0 ? l : 0;
+	*evicted = e > 0 ? e : 0;
+}
+
+int loader_cache_name(const struct loader *ld, uint64_t cache, char *buf, size_t n)
+{
+	struct cs_cache_info info;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.cache_info), &cache, &info))
+		return -ENOENT;
+	info.name[sizeof(info.name) - 1] = '\0';
+	snprintf(buf, n, "%s", info.name);
+	return 0;
+}
+
+int loader_comm(const struct loader *ld, uint32_t tgid, char *buf, size_t n)
+{
+	char comm[CS_COMM_LEN];
+
+	if (bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.task_comm), &tgid, comm))
+		return -ENOENT;
+	comm[sizeof(comm) - 1] = '\0';
+	snprintf(buf, n, "%s", comm);
+	return 0;
+}
+
+int loader_file_name(const struct loader *ld, uint32_t dev, uint64_t ino,
+		     char *buf, size_t n)
+{
+	struct cs_file_key key = { .ino = ino, .dev = dev };
+	char name[CS_CACHE_NAME_LEN];
+
+	if (bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.file_name), &key, name))
+		return -ENOENT;
+	name[sizeof(name) - 1] = '\0';
+	snprintf(buf, n, "%s", name);
+	return 0;
+}

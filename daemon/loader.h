@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Loads and attaches the tracing programs, owns the per-CPU ring buffers,
+ * and reads back the kernel-side counters and names.
+ */
+#ifndef CS_LOADER_H
+#define CS_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../bpf/cachescope.h"
+#include "args.h"
+
+struct cachescope_bpf;
+struct ring_buffer;
+
+/* Called for every record; cpu is the ring it came from. */
+typedef int (*loader_sample_fn)(void *ctx, int cpu, const void *data, size_t size);
+
+#define LOADER_NR_TP 7
+
+struct loader_ring {
+	struct loader *ld;
+	int cpu;
+	int fd;
+	uint64_t consumed;
+};
+
+struct loader {
+	struct cachescope_bpf *skel;
+	struct ring_buffer *rb;
+	struct loader_ring *rings;
+	int nr_cpus;
+	loader_sample_fn sample_fn;
+	void *sample_ctx;
+	bool classic[LOADER_NR_TP];	/* which events use a classic tracepoint */
+};
+
+struct loader_prog_stats {
+	uint64_t recursion_misses;
+	uint64_t run_cnt, run_time_ns;	/* only with kernel.bpf_stats_enabled */
+};
+
+/* Check root/capabilities and BTF, open, size, load and attach.  Logs one
+ * line naming the cause and returns -errno on failure. */
+int loader_start(struct loader *ld, const struct env *env,
+		 loader_sample_fn fn, void *ctx);
+/* Detach every program; records already in the rings stay readable. */
+void loader_detach(struct loader *ld);
+void loader_stop(struct loader *ld);
+
+int loader_epoll_fd(const struct loader *ld);
+/* Drain every ring.  Returns records consumed or -errno. */
+int loader_drain(struct loader *ld);
+uint64_t loader_consumed(const struct loader *ld);
+
+void loader_read_stats(const struct loader *ld, struct cs_stats *sum);
+void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *ps);
+/* LRU evictions of the live-object and evicted-page maps: inserted minus
+ * deleted minus what the map holds now.  Walks both maps: at exit only. */
+void loader_map_evictions(const struct loader *ld, const struct cs_stats *st,
+			  uint64_t *live, uint64_t *evicted);
+
+/* Names recorded by the programs; return 0 and fill buf, or -ENOENT. */
+int loader_cache_name(const struct loader *ld, uint64_t cache, char *buf, size_t n);
+int loader_comm(const struct loader *ld, uint32_t tgid, char *buf, size_t n);
+int loader_file_name(const struct loader *ld, uint32_t dev, uint64_t ino,
+		     char *buf, size_t n);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Daemon logging: one line per message to stderr, prefixed with the program
+ * name.  Only the daemon logs; libraries return codes.
+ */
+#ifndef CS_LOG_H
+#define CS_LOG_H
+
+#include <stdbool.h>
+
+extern int log_verbosity;	/* 0: warnings and errors, 1: info, 2: debug */
+
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define LOG_ERR   -1
+#define LOG_WARN  0
+#define LOG_INFO  1
+#define LOG_DEBUG 2
+
+#define log_err(...)   log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

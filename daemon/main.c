@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cachescoped: load the tracing programs, then run one epoll loop over the
+ * per-CPU rings, a signalfd, the window timer and the control socket.
+ *
+ * The window timer is the clock of the daemon: on every tick it drains all
+ * rings and only then closes the windows that ended, so a window's rows hold
+ * every event of that window that reached a ring.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "args.h"
+#include "control.h"
+#include "csv.h"
+#include "event.h"
+#include "loader.h"
+#include "log.h"
+#include "window.h"
+
+#define NSEC 1000000000ull
+/* Ticks fire this long after a window's end, so that records reserved just
+ * before the end have been submitted. */
+#define TICK_SLACK_NS 2000000ull
+
+struct snap_row {
+	char domain[8];
+	char name[64];
+	char file[CS_CACHE_NAME_LEN];
+	char comm[CS_COMM_LEN];
+	uint32_t tgid;
+	uint64_t allocs, frees, page_adds, page_dels, refaults;
+	int64_t live;
+};
+
+struct daemon {
+	struct env env;
+	struct loader ld;
+	struct wtable *wt;
+	struct csv *csv;
+	int epfd, sfd, tfd, lfd;
+	uint64_t start_ns, real_off_ns;
+	uint64_t bad_records, lost_nomem;
+	bool stop;
+	/* rows of the last closed window, for 'cachescope top' */
+	struct snap_row *snap;
+	size_t snap_n, snap_cap;
+	uint64_t snap_window;
+};
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+/* ---- ingest ---- */
+
+static int on_sample(void *ctx, int cpu, const void *data, size_t size)
+{
+	struct daemon *d = ctx;
+	struct cs_event e;
+
+	(void)cpu;
+	if (event_decode(data, size, &e)) {
+		d->bad_records++;
+		return 0;
+	}
+	if (wtable_add(d->wt, &e))
+		d->lost_nomem++;
+	return 0;
+}
+
+static void resolve_key(struct acc *a, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	if (a->key.domain == DOM_SLAB && a->key.id >= CS_KMALLOC_ID_MAX)
+		loader_cache_name(&d->ld, a->key.id, a->name, sizeof(a->name));
+	if (a->key.domain == DOM_PAGE)
+		loader_file_name(&d->ld, a->key.dev, a->key.id, a->file,
+				 sizeof(a->file));
+	if (loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
+		snprintf(a->comm, sizeof(a->comm), "?");
+}
+
+/* ---- output ---- */
+
+static const char *csv_columns[] = {
+	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm",
+	"allocs", "frees", "bytes_req", "bytes_alloc", "bytes_freed",
+	"live_objs", "live_bytes", "lifetime_p50_ns", "same_cpu_frees",
+	"remote_frees", "cross_numa", "size_entropy", "same_size_share",
+	"top_site_share", "page_adds", "page_dels", "refaults",
+	"refault_pages", "refault_dist_p50",
+};
+
+static void csv_header(struct csv *c)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(csv_columns) / sizeof(csv_columns[0]); i++)
+		csv_str(c, csv_columns[i]);
+	csv_end_row(c);
+}
+
+static void csv_row(struct daemon *d, const struct wrow *r)
+{
+	const struct acc *a = r->acc;
+	const struct wslot *s = r->s;
+	struct csv *c = d->csv;
+
+	csv_dbl(c, (double)(r->start_ns + d->real_off_ns) / NSEC, 3);
+	csv_u64(c, r->window);
+	csv_u64(c, d->env.window_ms);
+	csv_str(c, domain_name(a->key.domain));
+	csv_str(c, a->name);
+	csv_str(c, a->file);
+	csv_u64(c, a->key.tgid);
+	csv_str(c, a->comm);
+	csv_u64(c, s->allocs);
+	csv_u64(c, s->frees);
+	csv_u64(c, s->bytes_req);
+	csv_u64(c, s->bytes_alloc);
+	csv_u64(c, s->bytes_freed);
+	csv_i64(c, r->live_objs);
+	csv_i64(c, r->live_bytes);
+	csv_u64(c, r->lifetime_p50_ns);
+	csv_u64(c, s->same_cpu_frees);
+	csv_u64(c, s->remote_frees);
+	csv_u64(c, s->cross_numa);
+	csv_dbl(c, r->size_entropy, 4);
+	csv_dbl(c, r->same_size_share, 4);
+	csv_dbl(c, r->top_site_share, 4);
+	csv_u64(c, s->page_adds);
+	csv_u64(c, s->page_dels);
+	csv_u64(c, s->refaults);
+	csv_u64(c, s->refault_pages);
+	csv_u64(c, r->refault_dist_p50);
+	csv_end_row(c);
+}
+
+static void snap_add(struct daemon *d, const struct wrow *r)
+{
+	struct snap_row *sr;
+
+	if (r->window != d->snap_window) {
+		d->snap_n = 0;
+		d->snap_window = r->window;
+	}
+	if (d->snap_n == d->snap_cap) {
+		size_t cap = d->snap_cap ? d->snap_cap * 2 : 256;
+		struct snap_row *n = realloc(d->snap, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		d->snap = n;
+		d->snap_cap = cap;
+	}
+	sr = &d->snap[d->snap_n++];
+	snprintf(sr->domain, sizeof(sr->domain), "%s", domain_name(r->acc->key.domain));
+	memcpy(sr->name, r->acc->name, sizeof(sr->name));
+	memcpy(sr->file, r->acc->file, sizeof(sr->file));
+	memcpy(sr->comm, r->acc->comm, sizeof(sr->comm));
+	sr->tgid = r->acc->key.tgid;
+	sr->allocs = r->s->allocs;
+	sr->frees = r->s->frees;
+	sr->page_adds = r->s->page_adds;
+	sr->page_dels = r->s->page_dels;
+	sr->refaults = r->s->refaults;
+	sr->live = r->live_objs;
+}
+
+static void on_row(const struct wrow *r, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	if (d->csv)
+		csv_row(d, r);
+	snap_add(d, r);
+}
+
+/* ---- counters and tables ---- */
+
+struct counts {
+	struct cs_stats k;
+	uint64_t consumed;
+	struct wtable_stats w;
+};
+
+static void counts_read(struct daemon *d, struct counts *c)
+{
+	loader_read_stats(&d->ld, &c->k);
+	c->consumed = loader_consumed(&d->ld);
+	wtable_get_stats(d->wt, &c->w);
+}
+
+static void print_stats(struct daemon *d, FILE *out)
+{
+	struct loader_prog_stats ps;
+	struct counts c;
+
+	counts_read(d, &c);
+	loader_prog_stats(&d->ld, &ps);
+	fprintf(out, "uptime_s %.1f\n", (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC);
+	fprintf(out, "produced %" PRIu64 "\nconsumed %" PRIu64 "\ndropped %" PRIu64 "\n",
+		(uint64_t)c.k.produced, c.consumed, (uint64_t)c.k.dropped);
+	fprintf(out, "windows %" PRIu64 "\nrows %" PRIu64 "\nkeys %" PRIu64 "\nlate %" PRIu64 "\n",
+		c.w.windows, c.w.rows, c.w.keys, c.w.late);
+	fprintf(out, "free_unmatched %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
+		(uint64_t)c.k.free_unmatched, ps.recursion_misses);
+	fprintf(out, "page_evictions %" PRIu64 "\n", (uint64_t)c.k.evictions);
+}
+
+static int snap_cmp(const void *a, const void *b)
+{
+	const struct snap_row *x = a, *y = b;
+	uint64_t ex = x->allocs + x->frees + x->page_adds + x->page_dels;
+	uint64_t ey = y->allocs + y->frees + y->page_adds + y->page_dels;
+
+	return ex < ey ? 1 : ex > ey ? -1 : strcmp(x->name, y->name);
+}
+
+static void print_top_window(struct daemon *d, FILE *out, long n)
+{
+	size_t i;
+
+	qsort(d->snap, d->snap_n, sizeof(*d->snap), snap_cmp);
+	fprintf(out, "window %" PRIu64 " (%ld ms)\n", d->snap_window, d->env.window_ms);
+	fprintf(out, "%-6s %-28s %-16s %8s %-16s %9s %9s %9s %9s %8s\n", "domain",
+		"key", "file", "tgid", "comm", "allocs", "frees", "live",
+		"pg_adds", "refaults");
+	for (i = 0; i < d->snap_n && (long)i < n; i++) {
+		const struct snap_row *r = &d->snap[i];
+
+		fprintf(out, "%-6s %-28s %-16s %8u %-16s %9" PRIu64 " %9" PRIu64
+			" %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
+			r->domain, r->name, r->file, r->tgid, r->comm, r->allocs,
+			r->frees, r->live, r->page_adds, r->refaults);
+	}
+}
+
+static void on_command(const char *cmd, FILE *out, void *ctx)
+{
+	struct daemon *d = ctx;
+	char *end;
+	long n = 10;
+
+	if (!strcmp(cmd, "stats")) {
+		print_stats(d, out);
+	} else if (!strncmp(cmd, "top", 3) && (!cmd[3] || cmd[3] == ' ')) {
+		if (cmd[3]) {
+			errno = 0;
+			n = strtol(cmd + 4, &end, 10);
+			if (errno || end == cmd + 4 || *end || n < 1) {
+				fprintf(out, "error: invalid count '%s'\n", cmd + 4);
+				return;
+			}
+		}
+		print_top_window(d, out, n);
+	} else {
+		fprintf(out, "error: unknown command '%s' (commands: stats, top [N])\n", cmd);
+	}
+}
+
+struct busiest {
+	struct acc **v;
+	size_t n, cap;
+};
+
+static int collect_acc(struct acc *a, void *ctx)
+{
+	struct busiest *b = ctx;
+
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		struct acc **v = realloc(b->v, cap * sizeof(*v));
+
+		if (!v)
+			return 1;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->n++] = a;
+	return 0;
+}
+
+static uint64_t acc_events(const struct acc *a)
+{
+	return a->total_allocs + a->total_frees + a->total_page_adds + a->total_page_dels;
+}
+
+static int acc_cmp(const void *a, const void *b)
+{
+	uint64_t x = acc_events(*(struct acc *const *)a);
+	uint64_t y = acc_events(*(struct acc *const *)b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void print_busiest(struct daemon *d)
+{
+	struct busiest b = { 0 };
+	size_t i;
+
+	if (d->env.top <= 0)
+		return;
+	wtable_foreach(d->wt, collect_acc, &b);
+	qsort(b.v, b.n, sizeof(*b.v), acc_cmp);
+	printf("busiest keys:\n");
+	printf("%-6s %-28s %-16s %8s %-16s %10s %10s %9s %9s %8s\n", "domain", "key",
+	       "file", "tgid", "comm", "allocs", "frees", "live", "pg_adds",
+	       "refaults");
+	for (i = 0; i < b.n && (long)i < d->env.top; i++) {
+		const struct acc *a = b.v[i];
+
+		printf("%-6s %-28s %-16s %8u %-16s %10" PRIu64 " %10" PRIu64
+		       " %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
+		       domain_name(a->key.domain), a->name, a->file, a->key.tgid,
+		       a->comm, a->total_allocs, a->total_frees, a->live_objs,
+		       a->total_page_adds, a->total_refaults);
+	}
+	free(b.v);
+}
+
+static void print_summary(struct daemon *d)
+{
+	struct loader_prog_stats ps;
+	uint64_t live_ev, page_ev;
+	struct counts c;
+
+	counts_read(d, &c);
+	loader_prog_stats(&d->ld, &ps);
+	loader_map_evictions(&d->ld, &c.k, &live_ev, &page_ev);
+	printf("cachescoped: %.2f s, %" PRIu64 " windows, %" PRIu64 " rows, %" PRIu64 " keys\n",
+	       (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC,
+	       c.w.windows, c.w.rows, c.w.keys);
+	printf("events: produced=%" PRIu64 " consumed=%" PRIu64 " dropped=%" PRIu64
+	       " (%s) late=%" PRIu64 " bad=%" PRIu64 " lost_nomem=%" PRIu64 "\n",
+	       (uint64_t)c.k.produced, c.consumed, (uint64_t)c.k.dropped,
+	       c.k.produced == c.consumed + c.k.dropped ? "produced = consumed + dropped" :
+							  "MISMATCH",
+	       c.w.late, d->bad_records, d->lost_nomem);
+	printf("kernel: recursion_misses=%" PRIu64 " free_unmatched=%" PRIu64
+	       " live_map_evictions=%" PRIu64 " evicted_map_evictions=%" PRIu64
+	       " page_evictions=%" PRIu64 "\n",
+	       ps.recursion_misses, (uint64_t)c.k.free_unmatched, live_ev, page_ev,
+	       (uint64_t)c.k.evictions);
+	if (c.k.dropped)
+		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",
+			 (uint64_t)c.k.dropped);
+}
+
+/* ---- the loop ---- */
+
+static int setup_signals(struct daemon *d)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return d->sfd < 0 ? -errno : 0;
+}
+
+static int setup_timer(struct daemon *d, uint64_t t0)
+{
+	uint64_t first = t0 + d->env.window_ms * 1000000ull + TICK_SLACK_NS;
+	struct itimerspec its = {
+		.it_value = { first / NSEC, first % NSEC },
+		.it_interval = { d->env.window_ms / 1000, (d->env.window_ms % 1000) * 1000000 },
+	};
+
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->tfd < 0)
+		return -errno;
+	return timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL) ? -errno : 0;
+}
+
+static int epoll_add(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static void on_tick(struct daemon *d)
+{
+	uint64_t expirations, now;
+
+	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
+		return;
+	loader_drain(&d->ld);
+	now = now_ns(CLOCK_MONOTONIC);
+	wtable_close_until(d->wt, now - TICK_SLACK_NS);
+	if (d->csv && csv_flush(d->csv) && !d->stop) {
+		log_err("cannot write %s: %s", d->env.csv_path, strerror(-csv_flush(d->csv)));
+		d->stop = true;
+	}
+	if (d->env.duration_s && now - d->start_ns >= (uint64_t)d->env.duration_s * NSEC)
+		d->stop = true;
+}
+
+static int run_loop(struct daemon *d)
+{
+	struct epoll_event evs[8];
+	int rfd = loader_epoll_fd(&d->ld), n, i;
+
+	while (!d->stop) {
+		n = epoll_wait(d->epfd, evs, 8, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("epoll_wait failed: %s", strerror(errno));
+			return -errno;
+		}
+		for (i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == rfd) {
+				loader_drain(&d->ld);
+			} else if (fd == d->tfd) {
+				on_tick(d);
+			} else if (fd == d->sfd) {
+				struct signalfd_siginfo si;
+
+				if (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
+					log_info("signal %u: stopping", si.ssi_signo);
+					d->stop = true;
+				}
+			} else if (fd == d->lfd) {
+				control_serve(d->lfd, on_command, d);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Detach, then drain twice: a program still running on another CPU when
+ * the links went away may submit one more record. */
+static void finish(struct daemon *d)
+{
+	loader_detach(&d->ld);
+	loader_drain(&d->ld);
+	usleep(10000);
+	loader_drain(&d->ld);
+	wtable_close_all(d->wt);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .epfd = -1, .sfd = -1, .tfd = -1, .lfd = -1 };
+	uint64_t t0;
+	int err;
+
+	env_defaults(&d.env);
+	err = args_parse(argc, argv, &d.env);
+	if (err)
+		return err > 0 ? 0 : 2;
+	log_verbosity = d.env.verbose;
+
+	err = setup_signals(&d);
+	if (err) {
+		log_err("cannot set up signals: %s", strerror(-err));
+		return 1;
+	}
+	if (d.env.csv_path) {
+		err = csv_open(d.env.csv_path, &d.csv);
+		if (err) {
+			log_err("cannot create %s: %s", d.env.csv_path, strerror(-err));
+			return 1;
+		}
+		csv_header(d.csv);
+	}
+	err = loader_start(&d.ld, &d.env, on_sample, &d);
+	if (err)
+		goto cleanup;
+
+	d.start_ns = now_ns(CLOCK_MONOTONIC);
+	d.real_off_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+	t0 = d.start_ns - d.start_ns % (d.env.window_ms * 1000000ull);
+	d.wt = wtable_new(t0, d.env.window_ms * 1000000ull, on_row, resolve_key, &d);
+	if (!d.wt) {
+		err = -ENOMEM;
+		log_err("cannot allocate window table: out of memory");
+		goto cleanup;
+	}
+	if (d.env.socket_path) {
+		d.lfd = control_listen(d.env.socket_path);
+		if (d.lfd < 0) {
+			err = d.lfd;
+			log_err("cannot listen on %s: %s%s", d.env.socket_path, strerror(-err),
+				err == -EADDRINUSE ? " (another cachescoped runs; use --socket)" : "");
+			goto cleanup;
+		}
+	}
+	d.epfd = epoll_create1(EPOLL_CLOEXEC);
+	err = d.epfd < 0 ? -errno : setup_timer(&d, t0);
+	if (!err)
+		err = epoll_add(d.epfd, loader_epoll_fd(&d.ld));
+	if (!err)
+		err = epoll_add(d.epfd, d.sfd);
+	if (!err)
+		err = epoll_add(d.epfd, d.tfd);
+	if (!err && d.lfd >= 0)
+		err = epoll_add(d.epfd, d.lfd);
+	if (err) {
+		log_err("cannot set up the event loop: %s", strerror(-err));
+		goto cleanup;
+	}
+	log_info("tracing %d CPUs, %ld ms windows%s", d.ld.nr_cpus, d.env.window_ms,
+		 d.env.npids ? ", filtered by pid" : "");
+
+	err = run_loop(&d);
+	finish(&d);
+	if (d.csv) {
+		int cerr = csv_commit(d.csv);
+
+		d.csv = NULL;
+		if (cerr) {
+			log_err("cannot write %s: %s", d.env.csv_path, strerror(-cerr));
+			err = cerr;
+		}
+	}
+	print_busiest(&d);
+	print_summary(&d);
+cleanup:
+	csv_abort(d.csv);
+	control_close(d.lfd, d.env.socket_path);
+	if (d.epfd >= 0)
+		close(d.epfd);
+	if (d.tfd >= 0)
+		close(d.tfd);
+	if (d.sfd >= 0)
+		close(d.sfd);
+	wtable_free(d.wt);
+	loader_stop(&d.ld);
+	free(d.snap);
+	return err ? 1 : 0;
+}

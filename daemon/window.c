@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Per-window, per-key accumulators: an open-addressing table of keys, each
+ * with two window slots (see window.h for why two).  Closing a window walks
+ * the keys once, derives the row of every key that saw traffic in it, hands
+ * the row to the caller and clears the slot.  Keys idle for a minute with no
+ * live objects are forgotten, so the table follows the working set.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "window.h"
+
+#define GC_EVERY_WINDOWS 64
+#define GC_IDLE_NS (60ull * 1000000000ull)
+
+struct wtable {
+	struct acc **slots;
+	size_t cap, n;
+	uint64_t t0_ns, window_ns;
+	uint64_t cur;		/* oldest open window */
+	wtable_row_fn row_fn;
+	wtable_resolve_fn resolve;
+	void *ctx;
+	struct wtable_stats st;
+};
+
+const char *domain_name(int domain)
+{
+	switch (domain) {
+	case DOM_SLAB: return "slab";
+	case DOM_PAGE: return "page";
+	default: return "?";
+	}
+}
+
+/* ---- small statistics ---- */
+
+void topk_add(struct topk *t, uint64_t val)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->val[i] == val) {
+			t->cnt[i]++;
+			return;
+		}
+	}
+	if (t->n < TOPK_SLOTS) {
+		t->val[t->n] = val;
+		t->cnt[t->n++] = 1;
+		return;
+	}
+	t->other++;
+}
+
+uint64_t topk_total(const struct topk *t)
+{
+	uint64_t sum = t->other;
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++)
+		sum += t->cnt[i];
+	return sum;
+}
+
+uint32_t topk_max(const struct topk *t)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (t->cnt[i] > m)
+			m = t->cnt[i];
+	return m;
+}
+
+/* Shannon entropy in bits.  Values past the first TOPK_SLOTS are spread
+ * over as many singletons, which bounds the entropy from above. */
+double topk_entropy(const struct topk *t)
+{
+	double total = (double)topk_total(t), h = 0, p;
+	uint32_t i;
+
+	if (total <= 0)
+		return 0;
+	for (i = 0; i < t->n; i++) {
+		p = t->cnt[i] / total;
+		h -= p * log2(p);
+	}
+	if (t->other) {
+		p = 1.0 / total;
+		h -= (double)t->other * p * log2(p);
+	}
+	return h;
+}
+
+unsigned int hist_bucket(uint64_t v)
+{
+	return v ? 63 - __builtin_clzll(v) : 0;
+}
+
+/* Percentile q in [0,1] of a log2 histogram, interpolated linearly inside
+ * the bucket [2^b, 2^(b+1)).  Returns 0 for an empty histogram. */
+uint64_t hist_percentile(const uint32_t *hist, double q)
+{
+	uint64_t total = 0, seen = 0, lo, width;
+	double rank, frac;
+	unsigned int b;
+
+	for (b = 0; b < HIST_BUCKETS; b++)
+		total += hist[b];
+	if (!total)
+		return 0;
+	rank = q * (double)total;
+	for (b = 0; b < HIST_BUCKETS; b++) {
+		if (!hist[b])
+			continue;
+		if ((double)(seen + hist[b]) >= rank) {
+			lo = b ? 1ull << b : 0;
+			width = b ? 1ull << b : 2;
+			frac = (rank - (double)seen) / hist[b];
+			if (frac < 0)
+				frac = 0;
+			return lo + (uint64_t)(frac * (double)width);
+		}
+		seen += hist[b];
+	}
+	return 1ull << 63;
+}
+
+/* ---- the key table ---- */
+
+static uint64_t key_hash(const struct wkey *k)
+{
+	uint64_t h = k->id ^ ((uint64_t)k->tgid << 32 | k->dev) * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)k->domain << 56;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 29;
+	return h;
+}
+
+static bool key_eq(const struct wkey *a, const struct wkey *b)
+{
+	return a->id == b->id && a->tgid == b->tgid && a->dev == b->dev &&
+	       a->domain == b->domain;
+}
+
+static int table_resize(struct wtable *wt, size_t cap)
+{
+	struct acc **slots = calloc(cap, sizeof(*slots));
+	size_t i, j;
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < wt->cap; i++) {
+		if (!wt->slots[i])
+			continue;
+		j = key_hash(&wt->slots[i]->key) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = wt->slots[i];
+	}
+	free(wt->slots);
+	wt->slots = slots;
+	wt->cap = cap;
+	return 0;
+}
+
+static struct acc *acc_get(struct wtable *wt, const struct wkey *k)
+{
+	struct acc *a;
+	size_t i;
+
+	i = key_hash(k) & (wt->cap - 1);
+	while (wt->slots[i]) {
+		if (key_eq(&wt->slots[i]->key, k))
+			return wt->slots[i];
+		i = (i + 1) & (wt->cap - 1);
+	}
+	if ((wt->n + 1) * 10 > wt->cap * 7) {
+		if (table_resize(wt, wt->cap * 2))
+			return NULL;
+		return acc_get(wt, k);
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->key = *k;
+	a->slot[0].window = a->slot[1].window = WINDOW_NONE;
+	if (k->domain == DOM_PAGE)
+		snprintf(a->name, sizeof(a->name), "%u:%u:%llu", k->dev >> 20,
+			 k->dev & 0xfffff, (unsigned long long)k->id);
+	else if (k->id < CS_KMALLOC_ID_MAX)
+		snprintf(a->name, sizeof(a->name), "kmalloc-%llu",
+			 (unsigned long long)k->id);
+	else
+		snprintf(a->name, sizeof(a->name), "cache-%llx",
+			 (unsigned long long)k->id);
+	if (wt->resolve)
+		wt->resolve(a, wt->ctx);
+	wt->slots[i] = a;
+	wt->n++;
+	return a;
+}
+
+struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,
+			  wtable_row_fn row_fn, wtable_resolve_fn resolve,
+			  void *ctx)
+{
+	struct wtable *wt;
+
+	if (!window_ns)
+		return NULL;
+	wt = calloc(1, sizeof(*wt));
+	if (!wt)
+		return NULL;
+	wt->cap = 256;
+	wt->slots = calloc(wt->cap, sizeof(*wt->slots));
+	if (!wt->slots) {
+		free(wt);
+		return NULL;
+	}
+	wt->t0_ns = t0_ns;
+	wt->window_ns = window_ns;
+	wt->row_fn = row_fn;
+	wt->resolve = resolve;
+	wt->ctx = ctx;
+	return wt;
+}
+
+void wtable_free(struct wtable *wt)
+{
+	size_t i;
+
+	if (!wt)
+		return;
+	for (i = 0; i < wt->cap; i++)
+		free(wt->slots[i]);
+	free(wt->slots);
+	free(wt);
+}
+
+uint64_t wtable_window_of(const struct wtable *wt, uint64_t ts_ns)
+{
+	return ts_ns <= wt->t0_ns ? 0 : (ts_ns - wt->t0_ns) / wt->window_ns;
+}
+
+/* ---- closing windows ---- */
+
+static void row_derive(struct wrow *r, const struct acc *a,
+		       const struct wslot *s, const struct wslot *next)
+{
+	uint64_t sizes = topk_total(&s->sizes), sites = topk_total(&s->sites);
+
+	r->acc = a;
+	r->s = s;
+	r->live_objs = a->live_objs;
+	r->live_bytes = a->live_bytes;
+	if (next->window == s->window + 1) {
+		r->live_objs -= (int64_t)next->allocs - (int64_t)next->frees;
+		r->live_bytes -= (int64_t)next->bytes_alloc -
+				 (int64_t)next->bytes_freed;
+	}
+	r->lifetime_p50_ns = hist_percentile(s->lifetime_hist, 0.5);
+	r->refault_dist_p50 = hist_percentile(s->refault_hist, 0.5);
+	r->top_site_share = sites ? (double)topk_max(&s->sites) / sites : 0;
+	r->same_size_share = sizes ? (double)topk_max(&s->sizes) / sizes : 0;
+	r->size_entropy = topk_entropy(&s->sizes);
+}
+
+static void table_gc(struct wtable *wt)
+{
+	uint64_t idle = GC_IDLE_NS / wt->window_ns;
+	size_t i, kept = 0;
+	struct acc *a;
+
+	for (i = 0; i < wt->cap; i++) {
+		a = wt->slots[i];
+		if (!a)
+			continue;
+		if (a->last_window + idle < wt->cur && !a->live_objs &&
+		    a->slot[0].window == WINDOW_NONE &&
+		    a->slot[1].window == WINDOW_NONE) {
+			free(a);
+			wt->slots[i] = NULL;
+			wt->st.keys_dropped++;
+			continue;
+		}
+		kept++;
+	}
+	wt->n = kept;
+	/* re-insert to repair probe chains broken by the removals */
+	table_resize(wt, wt->cap);
+}
+
+static void close_window(struct wtable *wt)
+{
+	uint64_t w = wt->cur;
+	struct wslot *s;
+	struct wrow r;
+	size_t i;
+
+	for (i = 0; i < wt->cap; i++) {
+		struct acc *a = wt->slots[i];
+
+		if (!a)
+			continue;
+		s = &a->slot[w & 1];
+		if (s->window != w)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.window = w;
+		r.start_ns = wt->t0_ns + w * wt->window_ns;
+		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
+		if (wt->row_fn)
+			wt->row_fn(&r, wt->ctx);
+		wt->st.rows++;
+		s->window = WINDOW_NONE;
+		a->last_window = w;
+	}
+	wt->st.windows++;
+	wt->cur = w + 1;
+	if (wt->cur % GC_EVERY_WINDOWS == 0)
+		table_gc(wt);
+}
+
+void wtable_close_until(struct wtable *wt, uint64_t now_ns)
+{
+	while (wt->t0_ns + (wt->cur + 1) * wt->window_ns <= now_ns)
+		close_window(wt);
+}
+
+void wtable_close_all(struct wtable *wt)
+{
+	size_t i;
+	uint64_t last = wt->cur;
+
+	for (i = 0; i < wt->cap; i++) {
+		struct acc *a = wt->slots[i];
+
+		if (!a)
+			continue;
+		if (a->slot[0].window != WINDOW_NONE && a->slot[0].window > last)
+			last = a->slot[0].window;
+		if (a->slot[1].window != WINDOW_NONE && a->slot[1].window > last)
+			last = a->slot[1].window;
+	}
+	while (wt->cur <= last)
+		close_window(wt);
+}
+
+/* ---- events ---- */
+
+static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
+{
+	if (e->type == CS_EV_SLAB_ALLOC) {
+		s->allocs++;
+		s->bytes_req += e->slab.bytes_req;
+		s->bytes_alloc += e->slab.bytes_alloc;
+		topk_add(&s->sizes, e->slab.bytes_req);
+		topk_add(&s->sites, e->slab.call_site);
+		if (e->slab.req_node >= 0 && e->slab.req_node != e->node)
+			s->cross_numa++;
+		a->live_objs++;
+		a->live_bytes += e->slab.bytes_alloc;
+		a->total_allocs++;
+		return;
+	}
+	s->frees++;
+	s->bytes_freed += e->slab.bytes_alloc;
+	s->lifetime_hist[hist_bucket(e->slab.lifetime_ns)]++;
+	if (e->cpu == e->slab.alloc_cpu)
+		s->same_cpu_frees++;
+	else
+		s->remote_frees++;
+	if (e->node != e->slab.alloc_node)
+		s->cross_numa++;
+	a->live_objs--;
+	a->live_bytes -= e->slab.bytes_alloc;
+	a->total_frees++;
+}
+
+static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
+{
+	uint64_t pages = 1ull << (e->order & 31);
+
+	if (e->type == CS_EV_PAGE_ADD) {
+		s->page_adds += pages;
+		a->total_page_adds += pages;
+		if (e->flags & CS_F_REFAULT) {
+			s->refaults++;
+			s->refault_pages += pages;
+			s->refault_hist[hist_bucket(e->page.refault_dist)]++;
+			a->total_refaults++;
+		}
+		return;
+	}
+	s->page_dels += pages;
+	a->total_page_dels += pages;
+}
+
+int wtable_add(struct wtable *wt, const struct cs_event *e)
+{
+	uint64_t w = wtable_window_of(wt, e->ts_ns);
+	struct wkey k = { 0 };
+	struct wslot *s;
+	struct acc *a;
+
+	wt->st.events++;
+	if (w < wt->cur) {
+		wt->st.late++;
+		w = wt->cur;
+	}
+	while (w > wt->cur + 1)
+		close_window(wt);
+
+	k.tgid = e->tgid;
+	switch (e->type) {
+	case CS_EV_SLAB_ALLOC:
+	case CS_EV_SLAB_FREE:
+		k.domain = DOM_SLAB;
+		k.id = e->slab.cache;
+		break;
+	case CS_EV_PAGE_ADD:
+	case CS_EV_PAGE_DEL:
+		k.domain = DOM_PAGE;
+		k.id = e->page.ino;
+		k.dev = e->page.dev;
+		break;
+	default:
+		return -EINVAL;
+	}
+	a = acc_get(wt, &k);
+	if (!a)
+		return -ENOMEM;
+	s = &a->slot[w & 1];
+	if (s->window != w) {
+		memset(s, 0, sizeof(*s));
+		s->window = w;
+	}
+	if (k.domain == DOM_SLAB)
+		add_slab(a, s, e);
+	else
+		add_page(a, s, e);
+	return 0;
+}
+
+void wtable_get_stats(const struct wtable *wt, struct wtable_stats *st)
+{
+	*st = wt->st;
+	st->keys = wt->n;
+}
+
+void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),
+		    void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < wt->cap; i++)
+		if (wt->slots[i] && fn(wt->slots[i], ctx))
+			return;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Per-window, per-key accumulators.
+ *
+ * A key is (domain, cache or file, tgid).  Each key keeps two window slots,
+ * the window being closed and the next one, because the per-CPU rings are
+ * drained one after another: while ring 0 already holds events of window
+ * w+1, ring 1 may still hold events of window w.  A window is closed only
+ * after every ring was drained past its end.
+ */
+#ifndef CS_WINDOW_H
+#define CS_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../bpf/cachescope.h"
+
+enum cs_domain {
+	DOM_SLAB = 1,	/* kmem_cache and kmalloc objects */
+	DOM_PAGE = 2,	/* page-cache pages of one file */
+};
+
+const char *domain_name(int domain);
+
+struct wkey {
+	uint64_t id;		/* slab: cache id; page: inode */
+	uint32_t tgid;
+	uint32_t dev;		/* page: kernel dev_t of the file's sb */
+	uint8_t domain;
+};
+
+#define HIST_BUCKETS 64
+#define TOPK_SLOTS 32
+
+/* Exact counts of the first TOPK_SLOTS distinct values; the rest in other. */
+struct topk {
+	uint64_t val[TOPK_SLOTS];
+	uint32_t cnt[TOPK_SLOTS];
+	uint32_t n;
+	uint64_t other;
+};
+
+struct wslot {
+	uint64_t window;	/* window index held, or WINDOW_NONE */
+	uint64_t allocs, frees;
+	uint64_t bytes_req, bytes_alloc, bytes_freed;
+	uint64_t same_cpu_frees, remote_frees;
+	uint64_t cross_numa;
+	uint64_t page_adds, page_dels;	/* pages, not folios */
+	uint64_t refaults;		/* folios that refaulted */
+	uint64_t refault_pages;
+	uint32_t lifetime_hist[HIST_BUCKETS];	/* log2 ns */
+	uint32_t refault_hist[HIST_BUCKETS];	/* log2 evictions */
+	struct topk sizes;	/* bytes requested */
+	struct topk sites;	/* call sites */
+};
+
+#define WINDOW_NONE UINT64_MAX
+
+struct acc {
+	struct wkey key;
+	char name[64];		/* cache name, or dev:ino */
+	char file[CS_CACHE_NAME_LEN];
+	char comm[CS_COMM_LEN];
+	struct wslot slot[2];
+	int64_t live_objs, live_bytes;	/* since the daemon started */
+	uint64_t total_allocs, total_frees;
+	uint64_t total_page_adds, total_page_dels, total_refaults;
+	uint64_t last_window;
+};
+
+/* One closed (window, key), with what the accumulators derive. */
+struct wrow {
+	uint64_t window;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	const struct acc *acc;
+	const struct wslot *s;
+	int64_t live_objs, live_bytes;	/* at the window's end */
+	uint64_t lifetime_p50_ns;
+	uint64_t refault_dist_p50;
+	double top_site_share;	/* allocs from the busiest call site */
+	double size_entropy;	/* bits, over bytes requested */
+	double same_size_share;	/* allocs of the most common size */
+};
+
+typedef void (*wtable_row_fn)(const struct wrow *row, void *ctx);
+typedef void (*wtable_resolve_fn)(struct acc *acc, void *ctx);
+
+struct wtable_stats {
+	uint64_t events;
+	uint64_t late;		/* events of an already closed window */
+	uint64_t windows;	/* windows closed */
+	uint64_t rows;
+	uint64_t keys;		/* keys now */
+	uint64_t keys_dropped;	/* idle keys forgotten */
+};
+
+struct wtable;
+
+/* t0_ns is the start of window 0.  resolve names a new key (may be NULL).
+ * Returns NULL when out of memory. */
+struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,
+			  wtable_row_fn row_fn, wtable_resolve_fn resolve,
+			  void *ctx);
+void wtable_free(struct wtable *wt);
+
+/* Account one event.  Returns 0, or -ENOMEM (the event is lost and counted
+ * by the caller). */
+int wtable_add(struct wtable *wt, const struct cs_event *e);
+
+/* Close every window that ends at or before now_ns, emitting its rows. */
+void wtable_close_until(struct wtable *wt, uint64_t now_ns);
+/* Close every open window (at exit). */
+void wtable_close_all(struct wtable *wt);
+
+uint64_t wtable_window_of(const struct wtable *wt, uint64_t ts_ns);
+void wtable_get_stats(const struct wtable *wt, struct wtable_stats *st);
+
+/* Visit every key; stop early when fn returns non-zero. */
+void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),
+		    void *ctx);
+
+/* Helpers shared with the feature code and tests. */
+void topk_add(struct topk *t, uint64_t val);
+uint64_t topk_total(const struct topk *t);
+uint32_t topk_max(const struct topk *t);
+double topk_entropy(const struct topk *t);
+unsigned int hist_bucket(uint64_t v);
+uint64_t hist_percentile(const uint32_t *hist, double q);
+
+#endif
