@@ -27,7 +27,7 @@ CFLAGS ?= -g -O2
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
 	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
 LDLIBS := -lbpf -lelf -lz -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) \
 	-Ibpf -Wall -Werror -MMD -MP
 
 DAEMON_SRCS := $(wildcard daemon/*.c)

@@ -33,7 +33,7 @@ const volatile __u64 cgroup_id = 0;
 const volatile bool filter_comm = false;
 const volatile char comm_filter[CS_COMM_LEN] = {};
 const volatile __u32 wakeup_bytes = 256 << 10;
-const volatile __u32 granule_shift = CS_GRANULE_SHIFT_DEFAULT;
+const volatile __u32 page_shift = 12;
 
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -331,6 +331,8 @@ struct folio_id {
 	__u64 index;
 	__u32 dev;
 	__u32 order;
+	__u32 gen;		/* i_generation: tells a reused inode number apart */
+	bool gone;		/* beyond EOF or inode exiting: truncation, not eviction */
 	struct inode *host;
 };
 
@@ -369,6 +371,12 @@ static __always_inline bool folio_identify(struct folio *folio,
 	fid->dev = sb ? BPF_CORE_READ(sb, s_dev) : BPF_CORE_READ(host, i_rdev);
 	fid->index = BPF_CORE_READ(folio, index);
 	fid->order = folio_order_of(folio);
+	fid->gen = BPF_CORE_READ(host, i_generation);
+	/* A delete is an eviction only while the file keeps the page's range:
+	 * truncate shrinks i_size first, and inode eviction sets AS_EXITING. */
+	fid->gone = (BPF_CORE_READ(mapping, flags) &
+		     (1ul << bpf_core_enum_value(enum mapping_flags, AS_EXITING))) ||
+		    (__s64)(fid->index << page_shift) >= BPF_CORE_READ(host, i_size);
 	return true;
 }
 
@@ -392,41 +400,54 @@ static __always_inline void remember_file(struct folio_id *fid)
 	bpf_map_update_elem(&file_name, &key, name, BPF_NOEXIST);
 }
 
-/* Granules [first, last] covered by a folio, and the stride that keeps the
- * walk within CS_MAX_GRANULES. */
+/* Granules [first, first + n) covered by a folio, and the stride that keeps
+ * the walk within CS_MAX_GRANULES (only folios above order 11 skip some). */
 static __always_inline void granules_of(struct folio_id *fid, __u64 *first,
 					__u64 *n, __u64 *stride)
 {
 	__u64 pages = 1ull << (fid->order & 31);
-	__u64 last;
 
-	*first = fid->index >> granule_shift;
-	last = (fid->index + pages - 1) >> granule_shift;
-	*n = last - *first + 1;
+	*first = fid->index >> CS_GRANULE_SHIFT;
+	*n = ((fid->index + pages - 1) >> CS_GRANULE_SHIFT) - *first + 1;
 	*stride = (*n + CS_MAX_GRANULES - 1) / CS_MAX_GRANULES;
 	if (!*stride)
 		*stride = 1;
+}
+
+/* The pages of a folio that fall in granule g, as bits of its mask. */
+static __always_inline __u64 granule_bits(struct folio_id *fid, __u64 g)
+{
+	__u64 base = g << CS_GRANULE_SHIFT;
+	__u64 end = fid->index + (1ull << (fid->order & 31));
+	__u64 lo = fid->index > base ? fid->index - base : 0;
+	__u64 hi = end - base;
+	__u64 m;
+
+	if (lo >= CS_GRANULE_PAGES)
+		return 0;
+	m = hi >= CS_GRANULE_PAGES ? ~0ull : (1ull << hi) - 1;
+	return m & ~((1ull << lo) - 1);
 }
 
 static __always_inline int handle_page_add(struct folio_id *fidp)
 {
 	struct cs_page_key pk = {};
 	struct cs_evicted *ev, best = {};
-	__u64 first, n, stride, now, id, *seqp;
+	__u64 first, n, stride, now, id, *seqp, bits, old, hit;
 	struct folio_id fid = *fidp;
+	__u32 zero = 0, tgid, cpu, refault_pages = 0;
 	struct cs_stats *st;
 	struct cs_event *e;
-	__u32 zero = 0, tgid, cpu;
 	void *ring = NULL;
-	bool refault = false;
 	int i;
 
 	st = stats_get();
 	granules_of(&fid, &first, &n, &stride);
 	pk.ino = fid.ino;
 	pk.dev = fid.dev;
-	/* Consume matching evictions whoever refaults, so that entries never
-	 * outlive the page they describe; keep the most recent one. */
+	pk.gen = fid.gen;
+	/* Take this folio's pages out of the evicted masks whoever adds it,
+	 * so that a mask never outlives the pages it describes. */
 	for (i = 0; i < CS_MAX_GRANULES; i++) {
 		if (i * stride >= n)
 			break;
@@ -434,10 +455,17 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 		ev = bpf_map_lookup_elem(&evicted, &pk);
 		if (!ev)
 			continue;
-		if (!refault || ev->ts_ns > best.ts_ns)
-			best = *ev;
-		refault = true;
-		if (!bpf_map_delete_elem(&evicted, &pk))
+		bits = granule_bits(&fid, pk.granule);
+		old = __sync_fetch_and_and(&ev->mask, ~bits);
+		hit = old & bits;
+		if (!hit)
+			continue;
+		refault_pages += __builtin_popcountll(hit);
+		if (ev->ts_ns > best.ts_ns) {
+			best.ts_ns = ev->ts_ns;
+			best.seq = ev->seq;
+		}
+		if (!(old & ~bits) && !bpf_map_delete_elem(&evicted, &pk))
 			STAT_INC(st, evicted_deleted);
 	}
 
@@ -458,15 +486,15 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 	e->cpu = cpu;
 	e->node = bpf_get_numa_node_id();
 	e->type = CS_EV_PAGE_ADD;
-	e->flags = refault ? CS_F_REFAULT : 0;
+	e->flags = refault_pages ? CS_F_REFAULT : 0;
 	e->order = fid.order;
 	e->page.ino = fid.ino;
 	e->page.index = fid.index;
 	e->page.dev = fid.dev;
-	e->page.pad = 0;
+	e->page.refault_pages = refault_pages;
 	e->page.refault_ns = 0;
 	e->page.refault_dist = 0;
-	if (refault) {
+	if (refault_pages) {
 		seqp = bpf_map_lookup_elem(&evict_seq, &zero);
 		e->page.refault_ns = now > best.ts_ns ? now - best.ts_ns : 0;
 		if (seqp && *seqp > best.seq)
@@ -479,8 +507,8 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 static __always_inline int handle_page_del(struct folio_id *fidp)
 {
 	struct cs_page_key pk = {};
-	struct cs_evicted ev = {};
-	__u64 first, n, stride, id, *seqp;
+	struct cs_evicted ev = {}, *evp;
+	__u64 first, n, stride, id, *seqp, bits;
 	struct folio_id fid = *fidp;
 	struct cs_stats *st;
 	struct cs_event *e;
@@ -489,25 +517,42 @@ static __always_inline int handle_page_del(struct folio_id *fidp)
 	int i, err;
 
 	st = stats_get();
+	ev.ts_ns = bpf_ktime_get_ns();
+	if (fid.gone) {
+		STAT_INC(st, truncations);
+		goto emit;
+	}
 	STAT_INC(st, evictions);
 	seqp = bpf_map_lookup_elem(&evict_seq, &zero);
 	if (seqp)
 		ev.seq = __sync_fetch_and_add(seqp, 1);
-	ev.ts_ns = bpf_ktime_get_ns();
 	granules_of(&fid, &first, &n, &stride);
 	pk.ino = fid.ino;
 	pk.dev = fid.dev;
+	pk.gen = fid.gen;
 	for (i = 0; i < CS_MAX_GRANULES; i++) {
 		if (i * stride >= n)
 			break;
 		pk.granule = first + i * stride;
-		err = bpf_map_update_elem(&evicted, &pk, &ev, BPF_NOEXIST);
-		if (err == -EEXIST)
-			bpf_map_update_elem(&evicted, &pk, &ev, BPF_ANY);
-		else if (!err)
-			STAT_INC(st, evicted_inserted);
+		bits = granule_bits(&fid, pk.granule);
+		evp = bpf_map_lookup_elem(&evicted, &pk);
+		if (!evp) {
+			ev.mask = bits;
+			err = bpf_map_update_elem(&evicted, &pk, &ev, BPF_NOEXIST);
+			if (!err) {
+				STAT_INC(st, evicted_inserted);
+				continue;
+			}
+			evp = bpf_map_lookup_elem(&evicted, &pk);
+			if (!evp)
+				continue;
+		}
+		__sync_fetch_and_or(&evp->mask, bits);
+		evp->ts_ns = ev.ts_ns;
+		evp->seq = ev.seq;
 	}
 
+emit:
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
 	if (!traced(tgid))
@@ -529,7 +574,7 @@ static __always_inline int handle_page_del(struct folio_id *fidp)
 	e->page.ino = fid.ino;
 	e->page.index = fid.index;
 	e->page.dev = fid.dev;
-	e->page.pad = 0;
+	e->page.refault_pages = 0;
 	e->page.refault_ns = 0;
 	e->page.refault_dist = 0;
 	event_submit(e, ring);
@@ -674,6 +719,8 @@ static __always_inline void classic_fid(struct trace_event_raw_mm_filemap_op_pag
 	fid->index = ctx->index;
 	fid->dev = ctx->s_dev;
 	fid->order = ctx->order;
+	fid->gen = 0;
+	fid->gone = false;	/* not visible here: truncations count as evictions */
 	fid->host = NULL;
 }
 

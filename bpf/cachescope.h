@@ -27,10 +27,12 @@
 #define CS_TGID_MAX_ENTRIES	1024
 #define CS_MAX_CPUS		1024
 
-/* Page-cache refaults are matched on granules of 1 << shift pages, so a page
- * evicted as part of one folio refaults even when readahead brings it back in
- * a folio of another order.  A folio covers at most this many granules. */
-#define CS_GRANULE_SHIFT_DEFAULT 4
+/* Evicted pages are remembered per granule of 64 pages: one map entry per
+ * granule, one mask bit per page.  So a page evicted as part of one folio is
+ * still recognised when readahead brings it back in a folio of another
+ * order, and a folio of up to order 11 touches at most 32 granules. */
+#define CS_GRANULE_SHIFT	6
+#define CS_GRANULE_PAGES	(1u << CS_GRANULE_SHIFT)
 #define CS_MAX_GRANULES		32
 
 enum cs_event_type {
@@ -76,7 +78,7 @@ struct cs_event {
 			__u64 ino;
 			__u64 index;
 			__u32 dev;
-			__u32 pad;
+			__u32 refault_pages;	/* pages of the folio that refaulted */
 			/* refaults: time and evictions since the eviction */
 			__u64 refault_ns;
 			__u64 refault_dist;
@@ -93,8 +95,9 @@ struct cs_stats {
 	__u64 live_replaced;	/* alloc over a stale entry (missed free) */
 	__u64 free_unmatched;	/* frees of objects we did not see allocated */
 	__u64 evicted_inserted;
-	__u64 evicted_deleted;	/* refaults consume their entry */
+	__u64 evicted_deleted;	/* granules whose pages all came back */
 	__u64 evictions;	/* page-cache deletes seen (all processes) */
+	__u64 truncations;	/* deletes by truncate or inode eviction */
 	__u64 no_ring;		/* no ring buffer for this CPU */
 };
 
@@ -115,12 +118,13 @@ struct cs_page_key {
 	__u64 ino;
 	__u64 granule;
 	__u32 dev;
-	__u32 pad;
+	__u32 gen;		/* inode generation (0 from classic tracepoints) */
 };
 
 struct cs_evicted {
-	__u64 ts_ns;
-	__u64 seq;		/* global page-cache eviction sequence */
+	__u64 ts_ns;		/* last eviction in the granule */
+	__u64 seq;		/* its global page-cache eviction sequence */
+	__u64 mask;		/* pages of the granule evicted and not back */
 };
 
 /* Key of the file-name map. */

@@ -174,7 +174,7 @@ static int configure(struct loader *ld, const struct env *env)
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->filter_tgid = env->npids > 0;
 	skel->rodata->wakeup_bytes = ring_bytes / 8;
-	skel->rodata->granule_shift = CS_GRANULE_SHIFT_DEFAULT;
+	skel->rodata->page_shift = __builtin_ctz(sysconf(_SC_PAGESIZE));
 	if (env->comm[0]) {
 		skel->rodata->filter_comm = true;
 		memcpy((char *)skel->rodata->comm_filter, env->comm, sizeof(env->comm));

@@ -353,9 +353,9 @@ static void print_summary(struct daemon *d)
 	       c.w.late, d->bad_records, d->lost_nomem);
 	printf("kernel: recursion_misses=%" PRIu64 " free_unmatched=%" PRIu64
 	       " live_map_evictions=%" PRIu64 " evicted_map_evictions=%" PRIu64
-	       " page_evictions=%" PRIu64 "\n",
+	       " page_evictions=%" PRIu64 " page_truncations=%" PRIu64 "\n",
 	       ps.recursion_misses, (uint64_t)c.k.free_unmatched, live_ev, page_ev,
-	       (uint64_t)c.k.evictions);
+	       (uint64_t)c.k.evictions, (uint64_t)c.k.truncations);
 	if (c.k.dropped)
 		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",
 			 (uint64_t)c.k.dropped);

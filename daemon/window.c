@@ -105,7 +105,7 @@ unsigned int hist_bucket(uint64_t v)
  * the bucket [2^b, 2^(b+1)).  Returns 0 for an empty histogram. */
 uint64_t hist_percentile(const uint32_t *hist, double q)
 {
-	uint64_t total = 0, seen = 0, lo, width;
+	uint64_t total = 0, seen = 0, lo, width, off;
 	double rank, frac;
 	unsigned int b;
 
@@ -121,9 +121,8 @@ uint64_t hist_percentile(const uint32_t *hist, double q)
 			lo = b ? 1ull << b : 0;
 			width = b ? 1ull << b : 2;
 			frac = (rank - (double)seen) / hist[b];
-			if (frac < 0)
-				frac = 0;
-			return lo + (uint64_t)(frac * (double)width);
+			off = frac > 0 ? (uint64_t)(frac * (double)width) : 0;
+			return lo + (off < width ? off : width - 1);
 		}
 		seen += hist[b];
 	}
@@ -393,7 +392,7 @@ static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->total_page_adds += pages;
 		if (e->flags & CS_F_REFAULT) {
 			s->refaults++;
-			s->refault_pages += pages;
+			s->refault_pages += e->page.refault_pages;
 			s->refault_hist[hist_bucket(e->page.refault_dist)]++;
 			a->total_refaults++;
 		}

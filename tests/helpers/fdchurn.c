@@ -5,8 +5,9 @@
  *
  *   fdchurn N [ROUNDS] [--leak]
  *
- * Each round opens N eventfds and closes them again (with --leak it keeps
- * them open, as a leaking server would).  Prints "pid PID" first.
+ * Each round opens N eventfds and closes them again.  With --leak it keeps
+ * them open, as a leaking server would, until 500 ms after the last round,
+ * when exit closes them all at once.  Prints "pid PID" first.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,8 +57,10 @@ int main(int argc, char **argv)
 			for (i = 0; i < n; i++)
 				close(fds[i]);
 		if (rounds > 1)
-			nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+			nanosleep(&(struct timespec){ 0, 150000000 }, NULL);
 	}
+	if (leak)
+		nanosleep(&(struct timespec){ 0, 500000000 }, NULL);
 	free(fds);
 	return 0;
 }

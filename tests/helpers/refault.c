@@ -2,11 +2,12 @@
 /*
  * refault: make a file's pages leave the page cache and come back.
  *
- *   refault PATH SIZE_KB PASSES
+ *   refault PATH SIZE_KB PASSES [--keep]
  *
  * Writes PATH (SIZE_KB KiB), syncs it, then PASSES times drops its pages
- * with posix_fadvise(DONTNEED) and reads it whole again.  Prints the key the
- * daemon uses for the file ("key MAJOR:MINOR:INO") and the pages read.
+ * with posix_fadvise(DONTNEED) and reads it whole again; --keep reads it
+ * again without dropping anything (the control case: no refaults).  Prints
+ * the key the daemon uses for the file ("key MAJOR:MINOR:INO").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,10 +32,11 @@ int main(int argc, char **argv)
 	struct stat st;
 	ssize_t n;
 	size_t done;
-	int fd;
+	int fd, keep;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: refault PATH SIZE_KB PASSES\n");
+	keep = argc == 5 && !strcmp(argv[4], "--keep");
+	if (argc != 4 && !keep) {
+		fprintf(stderr, "usage: refault PATH SIZE_KB PASSES [--keep]\n");
 		return 2;
 	}
 	size_kb = strtol(argv[2], NULL, 10);
@@ -56,7 +58,7 @@ int main(int argc, char **argv)
 	       (unsigned long)st.st_ino);
 	fflush(stdout);
 	for (p = 0; p < passes; p++) {
-		if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		if (!keep && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
 			return die("cannot drop pages of", argv[1]);
 		if (lseek(fd, 0, SEEK_SET) < 0)
 			return die("cannot seek", argv[1]);

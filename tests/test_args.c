@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests of cachescoped's command line (daemon/args.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "../daemon/args.h"
+
+#define ARGV(...) ((char *[]){ "cachescoped", __VA_ARGS__, NULL })
+#define ARGC(...) ((int)(sizeof((char *[]){ "cachescoped", __VA_ARGS__ }) / sizeof(char *)))
+#define PARSE(env, ...) args_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (env))
+
+static void args_parse__no_options__defaults(void **state)
+{
+	struct env env;
+	char *argv[] = { "cachescoped", NULL };
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(args_parse(1, argv, &env), 0);
+	assert_int_equal(env.window_ms, 100);
+	assert_int_equal(env.duration_s, 0);
+	assert_int_equal(env.npids, 0);
+	assert_null(env.csv_path);
+	assert_string_equal(env.socket_path, ENV_DEFAULT_SOCKET);
+	assert_int_equal(env.tp_mode, TP_AUTO);
+}
+
+static void args_parse__all_options__stored(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--duration", "5", "--window-ms", "250",
+			       "--pid", "10", "-p", "11", "--comm", "kvref",
+			       "--csv", "/tmp/x.csv", "--socket", "none",
+			       "--ring-kb", "1024", "--tracepoints", "classic",
+			       "--top", "3", "-v", "-v"), 0);
+	assert_int_equal(env.duration_s, 5);
+	assert_int_equal(env.window_ms, 250);
+	assert_int_equal(env.npids, 2);
+	assert_int_equal(env.pids[0], 10);
+	assert_int_equal(env.pids[1], 11);
+	assert_string_equal(env.comm, "kvref");
+	assert_string_equal(env.csv_path, "/tmp/x.csv");
+	assert_null(env.socket_path);
+	assert_int_equal(env.ring_kb, 1024);
+	assert_int_equal(env.tp_mode, TP_CLASSIC);
+	assert_int_equal(env.top, 3);
+	assert_int_equal(env.verbose, 2);
+}
+
+static void args_parse__bad_numbers__einval(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--window-ms", "5"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--window-ms", "100ms"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--duration", "abc"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--duration", "0"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--duration", "99999999999999999999"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--pid", "-1"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--ring-kb", "100"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--ring-kb", "32"), -EINVAL);
+}
+
+static void args_parse__bad_words__einval(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--comm", "a-name-longer-than-15"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--tracepoints", "kprobe"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--csv", ""), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "stray"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--no-such-option"), -EINVAL);
+}
+
+static void args_parse__help__returns_one(void **state)
+{
+	struct env env;
+	FILE *saved = stdout;
+
+	(void)state;
+	env_defaults(&env);
+	stdout = fopen("/dev/null", "w");
+	assert_int_equal(PARSE(&env, "--window-ms", "50", "--help"), 1);
+	fclose(stdout);
+	stdout = saved;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(args_parse__no_options__defaults),
+		cmocka_unit_test(args_parse__all_options__stored),
+		cmocka_unit_test(args_parse__bad_numbers__einval),
+		cmocka_unit_test(args_parse__bad_words__einval),
+		cmocka_unit_test(args_parse__help__returns_one),
+	};
+
+	return cmocka_run_group_tests_name("args", tests, NULL, NULL);
+}

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Integration tests: run the real cachescoped (real BPF programs on real
+ * tracepoints) beside helpers whose effect is known independently, then
+ * read the CSV and the summary it wrote.  Needs root; without it every test
+ * is skipped and says why.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#define TMPFS_MAGIC 0x01021994
+#define MAX_COLS 64
+#define MAX_LINE 4096
+
+static const char *build = "build";
+static char tmpdir[256];
+static char datadir[256];	/* a disk-backed dir: fadvise must really drop */
+
+/* ---- running things ---- */
+
+struct daemon {
+	pid_t pid;
+	char csv[300], sock[300], out[300];
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static bool socket_up(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	bool ok;
+
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	ok = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return ok;
+}
+
+/* Start cachescoped with its CSV, socket and output in tmpdir, plus extra
+ * arguments; return once the control socket answers (programs attached). */
+static void daemon_start(struct daemon *d, const char *name, int duration,
+			 const char *const *extra)
+{
+	char dur[16], bin[300];
+	const char *argv[32];
+	int i = 0, n, fd;
+
+	snprintf(d->csv, sizeof(d->csv), "%s/%s.csv", tmpdir, name);
+	snprintf(d->sock, sizeof(d->sock), "%s/%s.sock", tmpdir, name);
+	snprintf(d->out, sizeof(d->out), "%s/%s.out", tmpdir, name);
+	snprintf(dur, sizeof(dur), "%d", duration);
+	snprintf(bin, sizeof(bin), "%s/cachescoped", build);
+	argv[i++] = bin;
+	argv[i++] = "--duration";
+	argv[i++] = dur;
+	argv[i++] = "--csv";
+	argv[i++] = d->csv;
+	argv[i++] = "--socket";
+	argv[i++] = d->sock;
+	argv[i++] = "--top";
+	argv[i++] = "0";
+	for (n = 0; extra && extra[n]; n++)
+		argv[i++] = extra[n];
+	argv[i] = NULL;
+
+	d->pid = fork();
+	assert_true(d->pid >= 0);
+	if (!d->pid) {
+		fd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(bin, (char **)argv);
+		_exit(127);
+	}
+	for (n = 0; n < 300; n++) {
+		if (socket_up(d->sock))
+			return;
+		if (waitpid(d->pid, NULL, WNOHANG) == d->pid)
+			fail_msg("cachescoped exited before attaching; see %s", d->out);
+		sleep_ms(50);
+	}
+	fail_msg("cachescoped did not attach within 15 s; see %s", d->out);
+}
+
+static int daemon_wait(struct daemon *d)
+{
+	int status;
+
+	assert_int_equal(waitpid(d->pid, &status, 0), d->pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Run a command, return its exit code; its stdout goes to out (if any). */
+static int run_cmd(const char *cmd, char *out, size_t n)
+{
+	FILE *p = popen(cmd, "r");
+	size_t len = 0, r;
+	int status;
+
+	assert_non_null(p);
+	if (out) {
+		while (len + 1 < n && (r = fread(out + len, 1, n - 1 - len, p)) > 0)
+			len += r;
+		out[len] = '\0';
+	} else {
+		char sink[4096];
+
+		while (fread(sink, 1, sizeof(sink), p) > 0)
+			;
+	}
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ---- reading the CSV ---- */
+
+struct table {
+	char *hdr[MAX_COLS];
+	int ncols;
+	char **rows;	/* ncols fields per row */
+	int nrows;
+};
+
+/* Split one RFC 4180 record starting at *p; advances *p past it. */
+static int split_record(char **p, char **fields, int max)
+{
+	char *s = *p, *w;
+	int n = 0;
+
+	if (!*s)
+		return 0;
+	for (;;) {
+		w = s;
+		fields[n] = w;
+		if (*s == '"') {
+			s++;
+			for (;;) {
+				if (*s == '"' && s[1] == '"') {
+					*w++ = '"';
+					s += 2;
+				} else if (*s == '"') {
+					s++;
+					break;
+				} else if (!*s) {
+					break;
+				} else {
+					*w++ = *s++;
+				}
+			}
+		} else {
+			while (*s && *s != ',' && *s != '\n')
+				*w++ = *s++;
+		}
+		n++;
+		if (*s == ',') {
+			*w = '\0';
+			s++;
+			if (n == max)
+				return -1;
+			continue;
+		}
+		if (*s == '\n')
+			s++;
+		*w = '\0';
+		break;
+	}
+	*p = s;
+	return n;
+}
+
+static void table_read(struct table *t, const char *path)
+{
+	char *buf, *p, *f[MAX_COLS];
+	struct stat st;
+	FILE *fp;
+	int n;
+
+	memset(t, 0, sizeof(*t));
+	fp = fopen(path, "r");
+	if (!fp)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	fstat(fileno(fp), &st);
+	buf = calloc(1, st.st_size + 1);
+	assert_int_equal(fread(buf, 1, st.st_size, fp), st.st_size);
+	fclose(fp);
+	p = buf;
+	t->ncols = split_record(&p, t->hdr, MAX_COLS);
+	assert_true(t->ncols > 10);
+	t->rows = calloc((st.st_size / 20 + 1) * t->ncols, sizeof(char *));
+	while ((n = split_record(&p, f, MAX_COLS)) > 0) {
+		assert_int_equal(n, t->ncols);
+		memcpy(&t->rows[t->nrows * t->ncols], f, n * sizeof(char *));
+		t->nrows++;
+	}
+}
+
+static int col(const struct table *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->ncols; i++)
+		if (!strcmp(t->hdr[i], name))
+			return i;
+	fail_msg("no column %s", name);
+	return -1;
+}
+
+static const char *cell(const struct table *t, int row, const char *name)
+{
+	return t->rows[row * t->ncols + col(t, name)];
+}
+
+/* Sum a column over the rows of (key, tgid); tgid 0 means any. */
+static uint64_t sum(const struct table *t, const char *key, long tgid,
+		    const char *column)
+{
+	uint64_t s = 0;
+	int r;
+
+	for (r = 0; r < t->nrows; r++) {
+		if (strcmp(cell(t, r, "key"), key))
+			continue;
+		if (tgid && atol(cell(t, r, "tgid")) != tgid)
+			continue;
+		s += strtoull(cell(t, r, column), NULL, 10);
+	}
+	return s;
+}
+
+/* The summary line must balance: produced = consumed + dropped. */
+static void check_summary(const struct daemon *d, bool want_no_drops)
+{
+	char line[MAX_LINE];
+	uint64_t produced, consumed, dropped;
+	bool seen = false;
+	FILE *f = fopen(d->out, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "events: produced=%" SCNu64 " consumed=%" SCNu64
+			   " dropped=%" SCNu64, &produced, &consumed, &dropped) == 3)
+			seen = true;
+	}
+	fclose(f);
+	if (!seen)
+		fail_msg("no summary line in %s", d->out);
+	assert_true(produced > 0);
+	assert_int_equal(produced, consumed + dropped);
+	if (want_no_drops)
+		assert_int_equal(dropped, 0);
+}
+
+static long helper_pid(const char *out)
+{
+	const char *p = strstr(out, "pid ");
+
+	assert_non_null(p);
+	return atol(p + 4);
+}
+
+static int need_root(void **state)
+{
+	(void)state;
+	if (geteuid()) {
+		fprintf(stderr, "integration tests need root: skipped\n");
+		skip();
+	}
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static void slab__eventfd_churn__filp_and_dentry_counted(void **state)
+{
+	struct daemon d;
+	struct table t;
+	char cmd[512], out[256];
+	long pid;
+
+	need_root(state);
+	daemon_start(&d, "slab", 3, NULL);
+	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/fdchurn 2000 2", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	pid = helper_pid(out);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, true);
+	table_read(&t, d.csv);
+	/* 2 rounds of 2000 eventfds: one struct file and one dentry each */
+	assert_true(sum(&t, "filp", pid, "allocs") >= 4000);
+	assert_true(sum(&t, "filp", pid, "frees") >= 4000);
+	assert_true(sum(&t, "dentry", pid, "allocs") >= 4000);
+	assert_true(sum(&t, "dentry", pid, "frees") >= 4000);
+	/* every closed file was freed: nothing of the helper stays live */
+	assert_true(sum(&t, "filp", pid, "allocs") - sum(&t, "filp", pid, "frees") < 10);
+}
+
+static void slab__eventfd_leak__live_filp_grows(void **state)
+{
+	struct daemon d;
+	struct table t;
+	char cmd[512], out[256];
+	int64_t last_live = 0;
+	long pid;
+	int r;
+
+	need_root(state);
+	daemon_start(&d, "leak", 3, NULL);
+	/* 3 rounds of 1000 fds kept open, then exit closes them all at once */
+	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/fdchurn 1000 3 --leak", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	pid = helper_pid(out);
+	assert_int_equal(daemon_wait(&d), 0);
+	table_read(&t, d.csv);
+	assert_true(sum(&t, "filp", pid, "allocs") >= 3000);
+	for (r = 0; r < t.nrows; r++) {
+		if (strcmp(cell(&t, r, "key"), "filp") || atol(cell(&t, r, "tgid")) != pid)
+			continue;
+		if (atoll(cell(&t, r, "live_objs")) > last_live)
+			last_live = atoll(cell(&t, r, "live_objs"));
+	}
+	assert_true(last_live >= 3000);
+}
+
+static void page__reread_after_dontneed__refaults_on_file_key(void **state)
+{
+	char cmd[512], out[256], key[64], ckey[64];
+	struct daemon d;
+	struct table t;
+	long pid;
+
+	need_root(state);
+	daemon_start(&d, "page", 3, NULL);
+	/* the shell prints its pid, then becomes the helper */
+	snprintf(cmd, sizeof(cmd), "sh -c 'echo pid $$; exec %s/tests/helpers/refault %s/refault.dat 2048 3'",
+		 build, datadir);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	pid = helper_pid(out);
+	assert_int_equal(sscanf(strstr(out, "key "), "key %63s", key), 1);
+	/* control: a file read again without dropping its pages */
+	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/refault %s/control.dat 2048 3 --keep",
+		 build, datadir);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_int_equal(sscanf(strstr(out, "key "), "key %63s", ckey), 1);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, true);
+	table_read(&t, d.csv);
+	/* 3 passes of 512 pages each came back after being dropped */
+	assert_true(sum(&t, key, pid, "refaults") >= 3);
+	assert_true(sum(&t, key, pid, "refault_pages") >= 3 * 512 * 9 / 10);
+	assert_true(sum(&t, key, pid, "page_adds") >= 3 * 512);
+	assert_int_equal(sum(&t, ckey, 0, "refaults"), 0);
+	assert_true(sum(&t, ckey, 0, "page_adds") >= 512);
+}
+
+static void filter__pid__only_that_process(void **state)
+{
+	const char *extra[3] = { "--pid", NULL, NULL };
+	char pidbuf[16];
+	struct daemon d;
+	struct table t;
+	int go[2], r, i;
+	pid_t child;
+
+	need_root(state);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	if (!child) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (i = 0; i < 500; i++)
+			close(eventfd(0, 0));
+		_exit(0);
+	}
+	close(go[0]);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", child);
+	extra[1] = pidbuf;
+	daemon_start(&d, "filter", 2, extra);
+	/* unrelated activity that must not show */
+	assert_int_equal(run_cmd("for i in 1 2 3; do cat /proc/self/status; done", NULL, 0), 0);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	close(go[1]);
+	waitpid(child, NULL, 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	table_read(&t, d.csv);
+	assert_true(t.nrows > 0);
+	for (r = 0; r < t.nrows; r++)
+		assert_int_equal(atol(cell(&t, r, "tgid")), child);
+	assert_true(sum(&t, "filp", child, "allocs") >= 500);
+}
+
+static void tracepoints__classic__same_events(void **state)
+{
+	const char *extra[] = { "--tracepoints", "classic", NULL };
+	char cmd[512], out[256];
+	struct daemon d;
+	struct table t;
+	long pid;
+
+	need_root(state);
+	daemon_start(&d, "classic", 2, extra);
+	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/fdchurn 1000", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	pid = helper_pid(out);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, true);
+	table_read(&t, d.csv);
+	assert_true(sum(&t, "filp", pid, "allocs") >= 1000);
+	assert_true(sum(&t, "filp", pid, "frees") >= 1000);
+}
+
+static void cli__running_daemon__stats_and_top(void **state)
+{
+	char cmd[700], out[4096];
+	struct daemon d;
+
+	need_root(state);
+	daemon_start(&d, "cli", 2, NULL);
+	sleep_ms(300);
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s stats", build, d.sock);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "produced "));
+	assert_non_null(strstr(out, "dropped 0"));
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s top 5", build, d.sock);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "domain"));
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s top x 2>&1", build, d.sock);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "error: invalid count"));
+	assert_int_equal(daemon_wait(&d), 0);
+	/* the socket goes away with the daemon */
+	assert_int_equal(access(d.sock, F_OK), -1);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void errors__bad_input__one_line_and_nonzero_exit(void **state)
+{
+	char cmd[700], out[1024];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --window-ms 5 2>&1", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 2);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "--window-ms"));
+
+	need_root(state);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 1 --socket none --csv /nonexistent-cs/x.csv 2>&1",
+		 build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "cannot create /nonexistent-cs/x.csv"));
+
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 1 --socket none --cgroup /nonexistent-cg 2>&1",
+		 build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "--cgroup /nonexistent-cg"));
+}
+
+static void errors__not_root__one_line_naming_cause(void **state)
+{
+	char cmd[700], out[1024];
+
+	need_root(state);
+	/* drop to nobody, keeping no capabilities */
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid=65534 --regid=65534 --clear-groups "
+		 "--inh-caps=-all %s/cachescoped --duration 1 --socket none 2>&1", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "not root"));
+}
+
+static bool disk_backed(const char *dir)
+{
+	struct statfs sf;
+
+	return !statfs(dir, &sf) && sf.f_type != TMPFS_MAGIC;
+}
+
+static int setup(void **state)
+{
+	const char *b = getenv("CS_BUILD");
+	const char *cands[] = { NULL, "/var/tmp", "/root", NULL };
+	int i;
+
+	(void)state;
+	if (b)
+		build = b;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cs-integ-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	cands[0] = build;
+	for (i = 0; cands[i]; i++) {
+		if (disk_backed(cands[i])) {
+			snprintf(datadir, sizeof(datadir), "%s/cs-integ-data-%d",
+				 cands[i], getpid());
+			return mkdir(datadir, 0755);
+		}
+	}
+	fprintf(stderr, "no disk-backed directory for the page-cache test\n");
+	return -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[700];
+
+	(void)state;
+	if (getenv("CS_KEEP_TMP"))
+		return 0;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", tmpdir, datadir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(slab__eventfd_churn__filp_and_dentry_counted),
+		cmocka_unit_test(slab__eventfd_leak__live_filp_grows),
+		cmocka_unit_test(page__reread_after_dontneed__refaults_on_file_key),
+		cmocka_unit_test(filter__pid__only_that_process),
+		cmocka_unit_test(tracepoints__classic__same_events),
+		cmocka_unit_test(cli__running_daemon__stats_and_top),
+		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
+		cmocka_unit_test(errors__not_root__one_line_naming_cause),
+	};
+
+	return cmocka_run_group_tests_name("integration", tests, setup, teardown);
+}

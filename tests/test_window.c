@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests of the per-window accumulators (daemon/window.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include "../daemon/window.h"
+
+#define MS 1000000ull
+#define T0 (1000 * MS)
+#define WIN (100 * MS)
+#define FILP 0xffff888003a1b200ull
+
+struct rows {
+	struct wrow r[64];
+	struct acc a[64];
+	struct wslot s[64];
+	int n;
+};
+
+static void keep_row(const struct wrow *r, void *ctx)
+{
+	struct rows *rows = ctx;
+
+	assert_true(rows->n < 64);
+	rows->a[rows->n] = *r->acc;
+	rows->s[rows->n] = *r->s;
+	rows->r[rows->n] = *r;
+	rows->r[rows->n].acc = &rows->a[rows->n];
+	rows->r[rows->n].s = &rows->s[rows->n];
+	rows->n++;
+}
+
+static void name_filp(struct acc *a, void *ctx)
+{
+	(void)ctx;
+	if (a->key.id == FILP)
+		strcpy(a->name, "filp");
+}
+
+static struct cs_event alloc_ev(uint64_t ts, uint64_t ptr, uint32_t cpu,
+				uint32_t size, uint64_t site)
+{
+	struct cs_event e = { 0 };
+
+	e.ts_ns = ts;
+	e.tgid = 42;
+	e.pid = 42;
+	e.cpu = cpu;
+	e.type = CS_EV_SLAB_ALLOC;
+	e.slab.cache = FILP;
+	e.slab.ptr = ptr;
+	e.slab.call_site = site;
+	e.slab.bytes_req = size;
+	e.slab.bytes_alloc = 256;
+	e.slab.alloc_cpu = cpu;
+	e.slab.req_node = -1;
+	return e;
+}
+
+static struct cs_event free_ev(uint64_t ts, uint64_t ptr, uint32_t cpu,
+			       uint32_t alloc_cpu, uint64_t lifetime)
+{
+	struct cs_event e = { 0 };
+
+	e.ts_ns = ts;
+	e.tgid = 42;
+	e.cpu = cpu;
+	e.type = CS_EV_SLAB_FREE;
+	e.slab.cache = FILP;
+	e.slab.ptr = ptr;
+	e.slab.bytes_alloc = 256;
+	e.slab.lifetime_ns = lifetime;
+	e.slab.alloc_cpu = alloc_cpu;
+	e.slab.req_node = -1;
+	return e;
+}
+
+static void wtable_add__allocs_and_frees__row_counts_them(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, name_filp, &rows);
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		e = alloc_ev(T0 + 1 * MS + i, 0x1000 + i * 256, 0, 200, 0xaa);
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	/* 6 frees: 4 on the allocating CPU, 2 remote, lifetimes ~1000 ns */
+	for (i = 0; i < 6; i++) {
+		e = free_ev(T0 + 2 * MS + i, 0x1000 + i * 256, i < 4 ? 0 : 1, 0, 1000);
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	wtable_close_until(wt, T0 + WIN);
+	assert_int_equal(rows.n, 1);
+	assert_string_equal(rows.r[0].acc->name, "filp");
+	assert_int_equal(rows.r[0].window, 0);
+	assert_int_equal(rows.r[0].s->allocs, 10);
+	assert_int_equal(rows.r[0].s->frees, 6);
+	assert_int_equal(rows.r[0].live_objs, 4);
+	assert_int_equal(rows.r[0].live_bytes, 4 * 256);
+	assert_int_equal(rows.r[0].s->same_cpu_frees, 4);
+	assert_int_equal(rows.r[0].s->remote_frees, 2);
+	/* 1000 lies in the bucket [512, 1024) */
+	assert_in_range(rows.r[0].lifetime_p50_ns, 512, 1023);
+	assert_true(rows.r[0].top_site_share == 1.0);
+	assert_true(rows.r[0].same_size_share == 1.0);
+	assert_true(rows.r[0].size_entropy == 0.0);
+	wtable_free(wt);
+}
+
+static void wtable_close_until__next_window_events__not_in_live_of_closed(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+
+	(void)state;
+	e = alloc_ev(T0 + 10 * MS, 0x1000, 0, 64, 1);
+	wtable_add(wt, &e);
+	/* ring 0 already holds window 1 while window 0 is still open */
+	e = alloc_ev(T0 + WIN + 5 * MS, 0x2000, 0, 64, 1);
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + WIN + 6 * MS, 0x3000, 0, 64, 1);
+	wtable_add(wt, &e);
+	/* ring 1 still had one event of window 0 */
+	e = free_ev(T0 + 50 * MS, 0x1000, 1, 0, 40 * MS);
+	wtable_add(wt, &e);
+
+	wtable_close_until(wt, T0 + WIN);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->allocs, 1);
+	assert_int_equal(rows.r[0].s->frees, 1);
+	assert_int_equal(rows.r[0].live_objs, 0);
+
+	wtable_close_until(wt, T0 + 2 * WIN);
+	assert_int_equal(rows.n, 2);
+	assert_int_equal(rows.r[1].window, 1);
+	assert_int_equal(rows.r[1].s->allocs, 2);
+	assert_int_equal(rows.r[1].live_objs, 2);
+	wtable_free(wt);
+}
+
+static void wtable_add__event_of_closed_window__counted_late(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+
+	(void)state;
+	wtable_close_until(wt, T0 + 3 * WIN);
+	e = alloc_ev(T0 + 10 * MS, 0x1000, 0, 64, 1);
+	wtable_add(wt, &e);
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.late, 1);
+	assert_int_equal(st.windows, 3);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].window, 3);
+	wtable_free(wt);
+}
+
+static void wtable_add__far_future_event__closes_windows_between(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+
+	(void)state;
+	e = alloc_ev(T0 + 1 * MS, 0x1000, 0, 64, 1);
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 5 * WIN + 1, 0x2000, 0, 64, 1);
+	wtable_add(wt, &e);
+	/* window 0 had to close so that slot 0 could hold window 4 or 5 */
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].window, 0);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 2);
+	assert_int_equal(rows.r[1].window, 5);
+	assert_int_equal(rows.r[1].live_objs, 2);
+	wtable_free(wt);
+}
+
+static void wtable_add__page_refaults__counted_per_file(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e = { 0 };
+	int i;
+
+	(void)state;
+	e.type = CS_EV_PAGE_ADD;
+	e.tgid = 7;
+	e.page.dev = (254u << 20) | 1;
+	e.page.ino = 12;
+	for (i = 0; i < 4; i++) {
+		e.ts_ns = T0 + i;
+		e.order = 2;	/* 4 pages */
+		e.flags = i < 3 ? CS_F_REFAULT : 0;
+		e.page.refault_pages = i < 3 ? 3 : 0;	/* 3 of the 4 pages */
+		e.page.refault_dist = 100;
+		wtable_add(wt, &e);
+	}
+	e.type = CS_EV_PAGE_DEL;
+	e.order = 0;
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 1);
+	assert_string_equal(rows.r[0].acc->name, "254:1:12");
+	assert_int_equal(rows.r[0].s->page_adds, 16);
+	assert_int_equal(rows.r[0].s->page_dels, 1);
+	assert_int_equal(rows.r[0].s->refaults, 3);
+	assert_int_equal(rows.r[0].s->refault_pages, 9);
+	assert_in_range(rows.r[0].refault_dist_p50, 64, 127);
+	wtable_free(wt);
+}
+
+static void wtable_close__idle_key_without_live__forgotten(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+
+	(void)state;
+	e = alloc_ev(T0 + 1, 0x1000, 0, 64, 1);
+	wtable_add(wt, &e);
+	e = free_ev(T0 + 2, 0x1000, 0, 0, 1);
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 3, 0x2000, 0, 64, 1);
+	e.slab.cache = 64;	/* kmalloc-64, keeps one live object */
+	wtable_add(wt, &e);
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.keys, 2);
+	wtable_close_until(wt, T0 + 61000 * MS + 64 * WIN);
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.keys, 1);
+	assert_int_equal(st.keys_dropped, 1);
+	assert_int_equal(rows.n, 2);
+	wtable_free(wt);
+}
+
+static void topk_entropy__uniform_sizes__log2_of_count(void **state)
+{
+	struct topk t = { 0 };
+	int i;
+
+	(void)state;
+	for (i = 0; i < 800; i++)
+		topk_add(&t, 8 * (i % 8));
+	assert_true(fabs(topk_entropy(&t) - 3.0) < 1e-9);
+	assert_int_equal(topk_max(&t), 100);
+	assert_int_equal(topk_total(&t), 800);
+}
+
+static void topk_add__more_values_than_slots__rest_in_other(void **state)
+{
+	struct topk t = { 0 };
+	int i;
+
+	(void)state;
+	for (i = 0; i < TOPK_SLOTS + 10; i++)
+		topk_add(&t, i);
+	assert_int_equal(t.n, TOPK_SLOTS);
+	assert_int_equal(t.other, 10);
+	/* the overflow counts as distinct values: log2(42) */
+	assert_true(fabs(topk_entropy(&t) - log2(TOPK_SLOTS + 10)) < 1e-9);
+}
+
+static void hist_percentile__known_buckets__median_inside_bucket(void **state)
+{
+	uint32_t h[HIST_BUCKETS] = { 0 };
+
+	(void)state;
+	assert_int_equal(hist_percentile(h, 0.5), 0);
+	h[hist_bucket(1000)] = 3;	/* [512, 1024) */
+	h[hist_bucket(1 << 20)] = 1;
+	assert_in_range(hist_percentile(h, 0.5), 512, 1023);
+	assert_in_range(hist_percentile(h, 1.0), 1 << 20, (1 << 21) - 1);
+	assert_int_equal(hist_bucket(0), 0);
+	assert_int_equal(hist_bucket(1), 0);
+	assert_int_equal(hist_bucket(4096), 12);
+}
+
+static void wtable_add__many_keys__table_grows_and_finds_all(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 5000; i++) {
+		e = alloc_ev(T0 + 1, 0x1000 + i, 0, 64, 1);
+		e.tgid = i;
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	for (i = 0; i < 5000; i++) {
+		e = alloc_ev(T0 + 2, 0x9000 + i, 0, 64, 1);
+		e.tgid = i;
+		wtable_add(wt, &e);
+	}
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.keys, 5000);
+	wtable_close_all(wt);
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.rows, 5000);
+	wtable_free(wt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wtable_add__allocs_and_frees__row_counts_them),
+		cmocka_unit_test(wtable_close_until__next_window_events__not_in_live_of_closed),
+		cmocka_unit_test(wtable_add__event_of_closed_window__counted_late),
+		cmocka_unit_test(wtable_add__far_future_event__closes_windows_between),
+		cmocka_unit_test(wtable_add__page_refaults__counted_per_file),
+		cmocka_unit_test(wtable_close__idle_key_without_live__forgotten),
+		cmocka_unit_test(topk_entropy__uniform_sizes__log2_of_count),
+		cmocka_unit_test(topk_add__more_values_than_slots__rest_in_other),
+		cmocka_unit_test(hist_percentile__known_buckets__median_inside_bucket),
+		cmocka_unit_test(wtable_add__many_keys__table_grows_and_finds_all),
+	};
+
+	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
+}
