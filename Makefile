@@ -41,15 +41,16 @@ HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration
 
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope
+BENCH_BINS := $(OUTPUT)/bench/slabload
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
-	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o)
+	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit integration run vmlinux clean check-arch
 
-all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS)
+all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS)
 
 check-arch:
 	@test -f $(VMLINUX) || { echo "cachescope: no $(VMLINUX) for $$(uname -m); run 'make vmlinux' on a kernel with BTF" >&2; exit 1; }
@@ -107,6 +108,10 @@ $(UNIT_BINS) $(INTEG_BINS):
 $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
+
+$(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
 
 unit: $(UNIT_BINS)
 	$(Q)./tests/run.sh unit

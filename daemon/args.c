@@ -32,6 +32,7 @@ enum {
 	OPT_TP,
 	OPT_TOP,
 	OPT_CGROUP,
+	OPT_BPF_STATS,
 };
 
 static const struct argp_option options[] = {
@@ -47,6 +48,7 @@ static const struct argp_option options[] = {
 	{ "live-entries", OPT_LIVE, "N", 0, "Capacity of the live-object map (default 262144)", 0 },
 	{ "evicted-entries", OPT_EVICTED, "N", 0, "Capacity of the evicted-page map (default 131072)", 0 },
 	{ "tracepoints", OPT_TP, "MODE", 0, "auto (default), btf or classic", 0 },
+	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
 	{ 0 },
 };
@@ -148,6 +150,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			fprintf(stderr, "cachescoped: invalid --tracepoints '%s': expected auto, btf or classic\n", arg);
 			return EINVAL;
 		}
+		return 0;
+	case OPT_BPF_STATS:
+		env->bpf_stats = true;
 		return 0;
 	case 'v':
 		env->verbose++;

@@ -31,6 +31,7 @@ struct env {
 	long evicted_entries;
 	long top;
 	enum tp_mode tp_mode;
+	bool bpf_stats;		/* enable kernel run-time accounting */
 	int verbose;
 };
 

@@ -297,6 +297,7 @@ int loader_start(struct loader *ld, const struct env *env,
 	int err;
 
 	memset(ld, 0, sizeof(*ld));
+	ld->stats_fd = -1;
 	ld->sample_fn = fn;
 	ld->sample_ctx = ctx;
 	libbpf_set_print(libbpf_print);
@@ -333,6 +334,11 @@ int loader_start(struct loader *ld, const struct env *env,
 		err = populate_filters(ld, env);
 	if (err)
 		goto cleanup;
+	if (env->bpf_stats) {
+		ld->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (ld->stats_fd < 0)
+			log_warn("cannot enable BPF run-time stats: %s", strerror(errno));
+	}
 	err = cachescope_bpf__attach(ld->skel);
 	if (err) {
 		log_err("cannot attach BPF programs: %s%s%s", strerror(-err),
@@ -366,6 +372,9 @@ void loader_stop(struct loader *ld)
 	}
 	cachescope_bpf__destroy(ld->skel);
 	ld->skel = NULL;
+	if (ld->stats_fd >= 0)
+		close(ld->stats_fd);
+	ld->stats_fd = -1;
 }
 
 int loader_epoll_fd(const struct loader *ld)
@@ -405,21 +414,30 @@ void loader_read_stats(const struct loader *ld, struct cs_stats *sum)
 	free(per);
 }
 
-void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *ps)
+void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *sum,
+		       void (*fn)(const struct loader_prog_stats *ps, void *ctx),
+		       void *ctx)
 {
 	struct bpf_program *prog;
 
-	memset(ps, 0, sizeof(*ps));
+	memset(sum, 0, sizeof(*sum));
 	bpf_object__for_each_program(prog, ld->skel->obj) {
 		struct bpf_prog_info info = {};
+		struct loader_prog_stats ps;
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
-		ps->recursion_misses += info.recursion_misses;
-		ps->run_cnt += info.run_cnt;
-		ps->run_time_ns += info.run_time_ns;
+		ps.name = bpf_program__name(prog);
+		ps.recursion_misses = info.recursion_misses;
+		ps.run_cnt = info.run_cnt;
+		ps.run_time_ns = info.run_time_ns;
+		sum->recursion_misses += ps.recursion_misses;
+		sum->run_cnt += ps.run_cnt;
+		sum->run_time_ns += ps.run_time_ns;
+		if (fn)
+			fn(&ps, ctx);
 	}
 }
 

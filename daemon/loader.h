@@ -34,11 +34,13 @@ struct loader {
 	loader_sample_fn sample_fn;
 	void *sample_ctx;
 	bool classic[LOADER_NR_TP];	/* which events use a classic tracepoint */
+	int stats_fd;			/* held while run-time stats are on, or -1 */
 };
 
 struct loader_prog_stats {
+	const char *name;
 	uint64_t recursion_misses;
-	uint64_t run_cnt, run_time_ns;	/* only with kernel.bpf_stats_enabled */
+	uint64_t run_cnt, run_time_ns;	/* only with --bpf-stats */
 };
 
 /* Check root/capabilities and BTF, open, size, load and attach.  Logs one
@@ -55,7 +57,10 @@ int loader_drain(struct loader *ld);
 uint64_t loader_consumed(const struct loader *ld);
 
 void loader_read_stats(const struct loader *ld, struct cs_stats *sum);
-void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *ps);
+/* Sum over the loaded programs; with each, also call fn (may be NULL). */
+void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *sum,
+		       void (*fn)(const struct loader_prog_stats *ps, void *ctx),
+		       void *ctx);
 /* LRU evictions of the live-object and evicted-page maps: inserted minus
  * deleted minus what the map holds now.  Walks both maps: at exit only. */
 void loader_map_evictions(const struct loader *ld, const struct cs_stats *st,

@@ -211,7 +211,7 @@ static void print_stats(struct daemon *d, FILE *out)
 	struct counts c;
 
 	counts_read(d, &c);
-	loader_prog_stats(&d->ld, &ps);
+	loader_prog_stats(&d->ld, &ps, NULL, NULL);
 	fprintf(out, "uptime_s %.1f\n", (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC);
 	fprintf(out, "produced %" PRIu64 "\nconsumed %" PRIu64 "\ndropped %" PRIu64 "\n",
 		(uint64_t)c.k.produced, c.consumed, (uint64_t)c.k.dropped);
@@ -333,6 +333,16 @@ static void print_busiest(struct daemon *d)
 	free(b.v);
 }
 
+static void print_prog(const struct loader_prog_stats *ps, void *ctx)
+{
+	(void)ctx;
+	if (!ps->run_cnt)
+		return;
+	printf("  %-24s %12" PRIu64 " runs %8.0f ns/run %6" PRIu64 " recursion misses\n",
+	       ps->name, ps->run_cnt, (double)ps->run_time_ns / ps->run_cnt,
+	       ps->recursion_misses);
+}
+
 static void print_summary(struct daemon *d)
 {
 	struct loader_prog_stats ps;
@@ -340,7 +350,9 @@ static void print_summary(struct daemon *d)
 	struct counts c;
 
 	counts_read(d, &c);
-	loader_prog_stats(&d->ld, &ps);
+	if (d->env.bpf_stats && d->ld.stats_fd >= 0)
+		printf("bpf programs (kernel run-time accounting):\n");
+	loader_prog_stats(&d->ld, &ps, d->env.bpf_stats ? print_prog : NULL, NULL);
 	loader_map_evictions(&d->ld, &c.k, &live_ev, &page_ev);
 	printf("cachescoped: %.2f s, %" PRIu64 " windows, %" PRIu64 " rows, %" PRIu64 " keys\n",
 	       (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC,

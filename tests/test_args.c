@@ -40,7 +40,7 @@ static void args_parse__all_options__stored(void **state)
 			       "--pid", "10", "-p", "11", "--comm", "kvref",
 			       "--csv", "/tmp/x.csv", "--socket", "none",
 			       "--ring-kb", "1024", "--tracepoints", "classic",
-			       "--top", "3", "-v", "-v"), 0);
+			       "--top", "3", "--bpf-stats", "-v", "-v"), 0);
 	assert_int_equal(env.duration_s, 5);
 	assert_int_equal(env.window_ms, 250);
 	assert_int_equal(env.npids, 2);
@@ -52,6 +52,7 @@ static void args_parse__all_options__stored(void **state)
 	assert_int_equal(env.ring_kb, 1024);
 	assert_int_equal(env.tp_mode, TP_CLASSIC);
 	assert_int_equal(env.top, 3);
+	assert_true(env.bpf_stats);
 	assert_int_equal(env.verbose, 2);
 }
 
