@@ -34,17 +34,19 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_LIB_SRCS := $(filter-out daemon/main.c daemon/loader.c,$(DAEMON_SRCS))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
-UNIT_TESTS := args csv event window
+UNIT_TESTS := args csv event window dbscan features classify analysis kvref
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
-HELPERS := fdchurn refault
+HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration
 
-BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope
-BENCH_BINS := $(OUTPUT)/bench/slabload
+KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
+BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
+BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
-	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o)
+	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
+	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -85,9 +87,13 @@ $(OUTPUT)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CS_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/cachescoped: $(DAEMON_OBJS)
+$(OUTPUT)/cachescoped: $(DAEMON_OBJS) $(OUTPUT)/cluster/dbscan.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/kvref: $(KVREF_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lm -lpthread -o $@
 
 $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o
 	$(call msg,LINK,$@)
@@ -99,16 +105,24 @@ $(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(OUTPUT)/daemon/window.o
+$(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(OUTPUT)/cluster/dbscan.o
+$(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(OUTPUT)/daemon/features.o
+$(OUTPUT)/tests/test_classify: $(OUTPUT)/tests/test_classify.o $(OUTPUT)/daemon/classify.o
+$(OUTPUT)/tests/test_analysis: $(OUTPUT)/tests/test_analysis.o $(OUTPUT)/daemon/analysis.o \
+	$(OUTPUT)/daemon/features.o $(OUTPUT)/daemon/classify.o $(OUTPUT)/cluster/dbscan.o
+$(OUTPUT)/tests/test_kvref: $(OUTPUT)/tests/test_kvref.o $(OUTPUT)/tools/kvref/model.o \
+	$(OUTPUT)/tools/kvref/kvcache.o
 $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o
 
 $(UNIT_BINS) $(INTEG_BINS):
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -lm -lpthread -o $@
 
 $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
 
+$(OUTPUT)/bench/dbscan: $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@

@@ -432,16 +432,50 @@ static __always_inline __u64 granule_bits(struct folio_id *fid, __u64 g)
 	return m & ~((1ull << lo) - 1);
 }
 
+/* Emit a page-cache record for the current task, if it is traced. */
+static __always_inline void emit_page(struct cs_stats *st, struct folio_id *fid,
+				      __u8 type, __u64 ts, __u32 refault_pages,
+				      __u64 refault_ns, __u64 refault_dist)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, cpu;
+	struct cs_event *e;
+	void *ring = NULL;
+
+	if (!traced(tgid))
+		return;
+	remember_comm(tgid);
+	remember_file(fid);
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return;
+	e->ts_ns = ts;
+	e->tgid = tgid;
+	e->pid = (__u32)id;
+	e->cpu = cpu;
+	e->node = bpf_get_numa_node_id();
+	e->type = type;
+	e->flags = refault_pages ? CS_F_REFAULT : 0;
+	e->order = fid->order;
+	e->page.ino = fid->ino;
+	e->page.index = fid->index;
+	e->page.dev = fid->dev;
+	e->page.refault_pages = refault_pages;
+	e->page.refault_ns = refault_ns;
+	e->page.refault_dist = refault_dist;
+	event_submit(e, ring);
+}
+
 static __always_inline int handle_page_add(struct folio_id *fidp)
 {
 	struct cs_page_key pk = {};
 	struct cs_evicted *ev, best = {};
-	__u64 first, n, stride, now, id, *seqp, bits, old, hit;
+	__u64 first, n, stride, now, *seqp, bits, old, hit;
+	__u64 refault_ns = 0, refault_dist = 0;
 	struct folio_id fid = *fidp;
-	__u32 zero = 0, tgid, cpu, refault_pages = 0;
+	__u32 zero = 0, refault_pages = 0;
 	struct cs_stats *st;
-	struct cs_event *e;
-	void *ring = NULL;
 	int i;
 
 	st = stats_get();
@@ -472,38 +506,14 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 			STAT_INC(st, evicted_deleted);
 	}
 
-	id = bpf_get_current_pid_tgid();
-	tgid = id >> 32;
-	if (!traced(tgid))
-		return 0;
-	remember_comm(tgid);
-	remember_file(&fid);
 	now = bpf_ktime_get_ns();
-	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(st, &ring, cpu);
-	if (!e)
-		return 0;
-	e->ts_ns = now;
-	e->tgid = tgid;
-	e->pid = (__u32)id;
-	e->cpu = cpu;
-	e->node = bpf_get_numa_node_id();
-	e->type = CS_EV_PAGE_ADD;
-	e->flags = refault_pages ? CS_F_REFAULT : 0;
-	e->order = fid.order;
-	e->page.ino = fid.ino;
-	e->page.index = fid.index;
-	e->page.dev = fid.dev;
-	e->page.refault_pages = refault_pages;
-	e->page.refault_ns = 0;
-	e->page.refault_dist = 0;
 	if (refault_pages) {
 		seqp = bpf_map_lookup_elem(&evict_seq, &zero);
-		e->page.refault_ns = now > best.ts_ns ? now - best.ts_ns : 0;
+		refault_ns = now > best.ts_ns ? now - best.ts_ns : 0;
 		if (seqp && *seqp > best.seq)
-			e->page.refault_dist = *seqp - best.seq;
+			refault_dist = *seqp - best.seq;
 	}
-	event_submit(e, ring);
+	emit_page(st, &fid, CS_EV_PAGE_ADD, now, refault_pages, refault_ns, refault_dist);
 	return 0;
 }
 
@@ -511,12 +521,10 @@ static __always_inline int handle_page_del(struct folio_id *fidp)
 {
 	struct cs_page_key pk = {};
 	struct cs_evicted ev = {}, *evp;
-	__u64 first, n, stride, id, *seqp, bits;
+	__u64 first, n, stride, *seqp, bits;
 	struct folio_id fid = *fidp;
 	struct cs_stats *st;
-	struct cs_event *e;
-	__u32 zero = 0, tgid, cpu;
-	void *ring = NULL;
+	__u32 zero = 0;
 	int i, err;
 
 	st = stats_get();
@@ -556,31 +564,7 @@ static __always_inline int handle_page_del(struct folio_id *fidp)
 	}
 
 emit:
-	id = bpf_get_current_pid_tgid();
-	tgid = id >> 32;
-	if (!traced(tgid))
-		return 0;
-	remember_comm(tgid);
-	remember_file(&fid);
-	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(st, &ring, cpu);
-	if (!e)
-		return 0;
-	e->ts_ns = ev.ts_ns;
-	e->tgid = tgid;
-	e->pid = (__u32)id;
-	e->cpu = cpu;
-	e->node = bpf_get_numa_node_id();
-	e->type = CS_EV_PAGE_DEL;
-	e->flags = 0;
-	e->order = fid.order;
-	e->page.ino = fid.ino;
-	e->page.index = fid.index;
-	e->page.dev = fid.dev;
-	e->page.refault_pages = 0;
-	e->page.refault_ns = 0;
-	e->page.refault_dist = 0;
-	event_submit(e, ring);
+	emit_page(st, &fid, CS_EV_PAGE_DEL, ev.ts_ns, 0, 0, 0);
 	return 0;
 }
 

@@ -33,6 +33,11 @@ enum {
 	OPT_TOP,
 	OPT_CGROUP,
 	OPT_BPF_STATS,
+	OPT_EPS,
+	OPT_MIN_PTS,
+	OPT_HISTORY,
+	OPT_RULE,
+	OPT_RULES,
 };
 
 static const struct argp_option options[] = {
@@ -48,6 +53,11 @@ static const struct argp_option options[] = {
 	{ "live-entries", OPT_LIVE, "N", 0, "Capacity of the live-object map (default 262144)", 0 },
 	{ "evicted-entries", OPT_EVICTED, "N", 0, "Capacity of the evicted-page map (default 131072)", 0 },
 	{ "tracepoints", OPT_TP, "MODE", 0, "auto (default), btf or classic", 0 },
+	{ "eps", OPT_EPS, "X", 0, "DBSCAN radius in the scaled feature space, (0, 2.24] (default 0.08)", 0 },
+	{ "min-pts", OPT_MIN_PTS, "N", 0, "DBSCAN core-point threshold, itself included (default 5)", 0 },
+	{ "history-s", OPT_HISTORY, "SEC", 0, "Re-cluster the vectors of the last SEC seconds (default 60)", 0 },
+	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
+	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
 	{ 0 },
@@ -63,6 +73,9 @@ void env_defaults(struct env *env)
 	env->evicted_entries = 128 << 10;
 	env->top = 10;
 	env->tp_mode = TP_AUTO;
+	env->eps = 0.08;
+	env->min_pts = 5;
+	env->history_s = 60;
 }
 
 /* strtol with range and trailing-garbage checks; one line on failure. */
@@ -76,6 +89,23 @@ static int parse_long(const char *opt, const char *arg, long min, long max,
 	v = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || v < min || v > max) {
 		fprintf(stderr, "cachescoped: invalid --%s '%s': expected an integer in %ld..%ld\n",
+			opt, arg, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_double(const char *opt, const char *arg, double min, double max,
+			double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > min) || v > max) {
+		fprintf(stderr, "cachescoped: invalid --%s '%s': expected a number in (%g, %g]\n",
 			opt, arg, min, max);
 		return -EINVAL;
 	}
@@ -150,6 +180,26 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			fprintf(stderr, "cachescoped: invalid --tracepoints '%s': expected auto, btf or classic\n", arg);
 			return EINVAL;
 		}
+		return 0;
+	case OPT_EPS:
+		return parse_double("eps", arg, 0, 2.24, &env->eps) ? EINVAL : 0;
+	case OPT_MIN_PTS:
+		return parse_long("min-pts", arg, 1, 100000, &env->min_pts) ? EINVAL : 0;
+	case OPT_HISTORY:
+		return parse_long("history-s", arg, 1, 3600, &env->history_s) ? EINVAL : 0;
+	case OPT_RULE:
+		if (!strchr(arg, '=')) {
+			fprintf(stderr, "cachescoped: invalid --rule '%s': expected NAME=VALUE\n", arg);
+			return EINVAL;
+		}
+		if (env->nrule_args >= (int)(sizeof(env->rule_args) / sizeof(env->rule_args[0]))) {
+			fprintf(stderr, "cachescoped: too many --rule options\n");
+			return EINVAL;
+		}
+		env->rule_args[env->nrule_args++] = arg;
+		return 0;
+	case OPT_RULES:
+		env->rules_path = arg;
 		return 0;
 	case OPT_BPF_STATS:
 		env->bpf_stats = true;

@@ -32,6 +32,12 @@ struct env {
 	long top;
 	enum tp_mode tp_mode;
 	bool bpf_stats;		/* enable kernel run-time accounting */
+	double eps;
+	long min_pts;
+	long history_s;
+	const char *rules_path;
+	const char *rule_args[64];	/* NAME=VALUE overrides, in order */
+	int nrule_args;
 	int verbose;
 };
 

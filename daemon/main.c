@@ -18,7 +18,9 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "analysis.h"
 #include "args.h"
+#include "classify.h"
 #include "control.h"
 #include "csv.h"
 #include "event.h"
@@ -45,7 +47,9 @@ struct daemon {
 	struct env env;
 	struct loader ld;
 	struct wtable *wt;
+	struct analysis an;
 	struct csv *csv;
+	uint64_t last_recluster_ns;
 	int epfd, sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
@@ -103,6 +107,9 @@ static const char *csv_columns[] = {
 	"remote_frees", "cross_numa", "size_entropy", "same_size_share",
 	"top_site_share", "page_adds", "page_dels", "refaults",
 	"refault_pages", "refault_dist_p50",
+	"ops_per_s", "f_freq", "f_hot", "f_entropy", "f_locality", "f_numa",
+	"growth_per_s", "grew_windows", "free_ratio", "refault_share",
+	"cluster", "label", "reason",
 };
 
 static void csv_header(struct csv *c)
@@ -114,7 +121,8 @@ static void csv_header(struct csv *c)
 	csv_end_row(c);
 }
 
-static void csv_row(struct daemon *d, const struct wrow *r)
+static void csv_row(struct daemon *d, const struct wrow *r,
+		    const struct vec_entry *v)
 {
 	const struct acc *a = r->acc;
 	const struct wslot *s = r->s;
@@ -147,6 +155,26 @@ static void csv_row(struct daemon *d, const struct wrow *r)
 	csv_u64(c, s->refaults);
 	csv_u64(c, s->refault_pages);
 	csv_u64(c, r->refault_dist_p50);
+	if (v) {
+		int i;
+
+		csv_dbl(c, v->f.raw[FEAT_FREQ], 1);
+		for (i = 0; i < FEAT_DIM; i++)
+			csv_dbl(c, v->f.v[i], 4);
+		csv_dbl(c, v->e.growth_per_s, 1);
+		csv_u64(c, v->e.grew_windows);
+		csv_dbl(c, v->e.free_ratio, 4);
+		csv_dbl(c, v->e.refault_share, 4);
+		csv_i64(c, v->cluster);
+		csv_str(c, label_name(v->label));
+		csv_str(c, v->reason);
+	} else {
+		/* too little traffic for a vector: counts only */
+		int i;
+
+		for (i = 0; i < 13; i++)
+			csv_str(c, "");
+	}
 	csv_end_row(c);
 }
 
@@ -184,9 +212,13 @@ static void snap_add(struct daemon *d, const struct wrow *r)
 static void on_row(const struct wrow *r, void *ctx)
 {
 	struct daemon *d = ctx;
+	const struct vec_entry *v;
 
+	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
+	if (v)
+		((struct acc *)r->acc)->label_counts[v->label]++;
 	if (d->csv)
-		csv_row(d, r);
+		csv_row(d, r, v);
 	snap_add(d, r);
 }
 
@@ -258,6 +290,8 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 
 	if (!strcmp(cmd, "stats")) {
 		print_stats(d, out);
+	} else if (!strcmp(cmd, "clusters")) {
+		analysis_print_clusters(&d->an, out);
 	} else if (!strncmp(cmd, "top", 3) && (!cmd[3] || cmd[3] == ' ')) {
 		if (cmd[3]) {
 			errno = 0;
@@ -269,7 +303,7 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 		}
 		print_top_window(d, out, n);
 	} else {
-		fprintf(out, "error: unknown command '%s' (commands: stats, top [N])\n", cmd);
+		fprintf(out, "error: unknown command '%s' (commands: stats, top [N], clusters)\n", cmd);
 	}
 }
 
@@ -318,17 +352,17 @@ static void print_busiest(struct daemon *d)
 	wtable_foreach(d->wt, collect_acc, &b);
 	qsort(b.v, b.n, sizeof(*b.v), acc_cmp);
 	printf("busiest keys:\n");
-	printf("%-6s %-28s %-16s %8s %-16s %10s %10s %9s %9s %8s\n", "domain", "key",
+	printf("%-6s %-28s %-16s %8s %-16s %10s %10s %9s %9s %9s %8s\n", "domain", "key",
 	       "file", "tgid", "comm", "allocs", "frees", "live", "pg_adds",
-	       "refaults");
+	       "pg_dels", "refaults");
 	for (i = 0; i < b.n && (long)i < d->env.top; i++) {
 		const struct acc *a = b.v[i];
 
-		printf("%-6s %-28s %-16s %8u %-16s %10" PRIu64 " %10" PRIu64
-		       " %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
+		printf("%-6s %-28s %-16.16s %8u %-16s %10" PRIu64 " %10" PRIu64
+		       " %9" PRId64 " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 "\n",
 		       domain_name(a->key.domain), a->name, a->file, a->key.tgid,
 		       a->comm, a->total_allocs, a->total_frees, a->live_objs,
-		       a->total_page_adds, a->total_refaults);
+		       a->total_page_adds, a->total_page_dels, a->total_refaults);
 	}
 	free(b.v);
 }
@@ -341,6 +375,44 @@ static void print_prog(const struct loader_prog_stats *ps, void *ctx)
 	printf("  %-24s %12" PRIu64 " runs %8.0f ns/run %6" PRIu64 " recursion misses\n",
 	       ps->name, ps->run_cnt, (double)ps->run_time_ns / ps->run_cnt,
 	       ps->recursion_misses);
+}
+
+static uint32_t acc_anomalies(const struct acc *a)
+{
+	return a->label_counts[LABEL_THRASH] + a->label_counts[LABEL_FALSE_SHARING] +
+	       a->label_counts[LABEL_LEAK];
+}
+
+static int anomaly_cmp(const void *a, const void *b)
+{
+	uint32_t x = acc_anomalies(*(struct acc *const *)a);
+	uint32_t y = acc_anomalies(*(struct acc *const *)b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Every key that had an anomalous vector, with how many of each label. */
+static void print_labelled(struct daemon *d)
+{
+	struct busiest b = { 0 };
+	size_t i;
+
+	wtable_foreach(d->wt, collect_acc, &b);
+	qsort(b.v, b.n, sizeof(*b.v), anomaly_cmp);
+	printf("labelled keys (vectors per label):\n");
+	printf("%-6s %-28s %8s %-16s %7s %7s %7s %7s\n", "domain", "key", "tgid", "comm",
+	       "normal", "thrash", "f_share", "leak");
+	for (i = 0; i < b.n && acc_anomalies(b.v[i]); i++) {
+		const struct acc *a = b.v[i];
+
+		printf("%-6s %-28s %8u %-16s %7u %7u %7u %7u\n", domain_name(a->key.domain),
+		       a->name, a->key.tgid, a->comm, a->label_counts[LABEL_NORMAL],
+		       a->label_counts[LABEL_THRASH], a->label_counts[LABEL_FALSE_SHARING],
+		       a->label_counts[LABEL_LEAK]);
+	}
+	if (!i)
+		printf("  (none: every vector was normal)\n");
+	free(b.v);
 }
 
 static void print_summary(struct daemon *d)
@@ -375,6 +447,40 @@ static void print_summary(struct daemon *d)
 
 /* ---- the loop ---- */
 
+static int setup_rules(struct daemon *d)
+{
+	struct analysis_params p = {
+		.eps = d->env.eps,
+		.min_pts = d->env.min_pts,
+		.history_windows = d->env.history_s * 1000 / d->env.window_ms,
+	};
+	struct rules rules;
+	int i, err, line;
+
+	rules_defaults(&rules);
+	if (d->env.rules_path) {
+		err = rules_load(&rules, d->env.rules_path, &line);
+		if (err) {
+			if (line)
+				log_err("invalid --rules %s: line %d: %s", d->env.rules_path, line,
+					err == -ENOENT ? "no such rule" : "expected NAME = VALUE >= 0");
+			else
+				log_err("cannot read --rules %s: %s", d->env.rules_path, strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; i < d->env.nrule_args; i++) {
+		err = rules_set(&rules, d->env.rule_args[i]);
+		if (err) {
+			log_err("invalid --rule '%s': %s", d->env.rule_args[i],
+				err == -ENOENT ? "no such rule" : "expected NAME=VALUE >= 0");
+			return err;
+		}
+	}
+	analysis_init(&d->an, &rules, &p);
+	return 0;
+}
+
 static int setup_signals(struct daemon *d)
 {
 	sigset_t mask;
@@ -383,6 +489,7 @@ static int setup_signals(struct daemon *d)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
@@ -411,6 +518,14 @@ static int epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+static void recluster(struct daemon *d, uint64_t now)
+{
+	int err = analysis_recluster(&d->an, wtable_window_of(d->wt, now));
+
+	if (err < 0)
+		log_warn("cannot cluster %zu vectors: %s", d->an.n, strerror(-err));
+}
+
 static void on_tick(struct daemon *d)
 {
 	uint64_t expirations, now;
@@ -420,6 +535,10 @@ static void on_tick(struct daemon *d)
 	loader_drain(&d->ld);
 	now = now_ns(CLOCK_MONOTONIC);
 	wtable_close_until(d->wt, now - TICK_SLACK_NS);
+	if (now - d->last_recluster_ns >= NSEC) {
+		d->last_recluster_ns = now;
+		recluster(d, now);
+	}
 	if (d->csv && csv_flush(d->csv) && !d->stop) {
 		log_err("cannot write %s: %s", d->env.csv_path, strerror(-csv_flush(d->csv)));
 		d->stop = true;
@@ -451,10 +570,15 @@ static int run_loop(struct daemon *d)
 			} else if (fd == d->sfd) {
 				struct signalfd_siginfo si;
 
-				if (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
-					log_info("signal %u: stopping", si.ssi_signo);
-					d->stop = true;
+				if (read(d->sfd, &si, sizeof(si)) != sizeof(si))
+					continue;
+				if (si.ssi_signo == SIGUSR1) {
+					analysis_print_clusters(&d->an, stdout);
+					fflush(stdout);
+					continue;
 				}
+				log_info("signal %u: stopping", si.ssi_signo);
+				d->stop = true;
 			} else if (fd == d->lfd) {
 				control_serve(d->lfd, on_command, d);
 			}
@@ -486,6 +610,9 @@ int main(int argc, char **argv)
 		return err > 0 ? 0 : 2;
 	log_verbosity = d.env.verbose;
 
+	err = setup_rules(&d);
+	if (err)
+		return 2;
 	err = setup_signals(&d);
 	if (err) {
 		log_err("cannot set up signals: %s", strerror(-err));
@@ -549,7 +676,10 @@ int main(int argc, char **argv)
 			err = cerr;
 		}
 	}
+	recluster(&d, now_ns(CLOCK_MONOTONIC));
 	print_busiest(&d);
+	print_labelled(&d);
+	analysis_print_clusters(&d.an, stdout);
 	print_summary(&d);
 cleanup:
 	csv_abort(d.csv);
@@ -563,5 +693,6 @@ cleanup:
 	wtable_free(d.wt);
 	loader_stop(&d.ld);
 	free(d.snap);
+	analysis_release(&d.an);
 	return err ? 1 : 0;
 }

@@ -129,6 +129,51 @@ uint64_t hist_percentile(const uint32_t *hist, double q)
 	return 1ull << 63;
 }
 
+double slope(const double *x, const double *y, unsigned int n)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0;
+	unsigned int i;
+
+	if (n < 2)
+		return 0;
+	for (i = 0; i < n; i++) {
+		mx += x[i];
+		my += y[i];
+	}
+	mx /= n;
+	my /= n;
+	for (i = 0; i < n; i++) {
+		sxx += (x[i] - mx) * (x[i] - mx);
+		sxy += (x[i] - mx) * (y[i] - my);
+	}
+	return sxx > 0 ? sxy / sxx : 0;
+}
+
+/* Record the key's live count at the end of window w and derive the
+ * growth evidence of the row. */
+static void growth_update(struct wtable *wt, struct acc *a, struct wrow *r)
+{
+	double x[GROWTH_SAMPLES], y[GROWTH_SAMPLES];
+	uint32_t i, k;
+
+	if (r->s->allocs > r->s->frees)
+		a->grew_windows++;
+	else if (r->s->allocs < r->s->frees)
+		a->grew_windows = 0;
+	a->grow_win[a->grow_head] = r->window;
+	a->grow_live[a->grow_head] = r->live_objs;
+	a->grow_head = (a->grow_head + 1) % GROWTH_SAMPLES;
+	if (a->grow_n < GROWTH_SAMPLES)
+		a->grow_n++;
+	for (i = 0; i < a->grow_n; i++) {
+		k = (a->grow_head + GROWTH_SAMPLES - a->grow_n + i) % GROWTH_SAMPLES;
+		x[i] = (double)(a->grow_win[k] * wt->window_ns) / 1e9;
+		y[i] = (double)a->grow_live[k];
+	}
+	r->growth_per_s = slope(x, y, a->grow_n);
+	r->grew_windows = a->grew_windows;
+}
+
 /* ---- the key table ---- */
 
 static uint64_t key_hash(const struct wkey *k)
@@ -315,6 +360,7 @@ static void close_window(struct wtable *wt)
 		r.window = w;
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
+		growth_update(wt, a, &r);
 		if (wt->row_fn)
 			wt->row_fn(&r, wt->ctx);
 		wt->st.rows++;
@@ -389,6 +435,8 @@ static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
 
 	if (e->type == CS_EV_PAGE_ADD) {
 		s->page_adds += pages;
+		topk_add(&s->sizes, pages);
+		topk_add(&s->sites, e->page.index >> CS_GRANULE_SHIFT);
 		a->total_page_adds += pages;
 		if (e->flags & CS_F_REFAULT) {
 			s->refaults++;

@@ -56,6 +56,7 @@ struct wslot {
 };
 
 #define WINDOW_NONE UINT64_MAX
+#define GROWTH_SAMPLES 32	/* live counts kept per key for the growth slope */
 
 struct acc {
 	struct wkey key;
@@ -67,6 +68,12 @@ struct acc {
 	uint64_t total_allocs, total_frees;
 	uint64_t total_page_adds, total_page_dels, total_refaults;
 	uint64_t last_window;
+	/* live objects at the end of the last GROWTH_SAMPLES active windows */
+	uint64_t grow_win[GROWTH_SAMPLES];
+	int64_t grow_live[GROWTH_SAMPLES];
+	uint32_t grow_n, grow_head;
+	uint32_t grew_windows;	/* consecutive active windows with net growth */
+	uint32_t label_counts[8];	/* vectors of this key per label (analysis) */
 };
 
 /* One closed (window, key), with what the accumulators derive. */
@@ -81,6 +88,9 @@ struct wrow {
 	double top_site_share;	/* allocs from the busiest call site */
 	double size_entropy;	/* bits, over bytes requested */
 	double same_size_share;	/* allocs of the most common size */
+	double growth_per_s;	/* slope of live objects over the recent windows */
+	uint32_t grew_windows;	/* consecutive active windows (this one
+				 * included) whose allocs exceeded their frees */
 };
 
 typedef void (*wtable_row_fn)(const struct wrow *row, void *ctx);
@@ -127,5 +137,7 @@ uint32_t topk_max(const struct topk *t);
 double topk_entropy(const struct topk *t);
 unsigned int hist_bucket(uint64_t v);
 uint64_t hist_percentile(const uint32_t *hist, double q);
+/* Least-squares slope of y over x (per unit of x); 0 with under 2 points. */
+double slope(const double *x, const double *y, unsigned int n);
 
 #endif

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.." || exit 1
 B=${CS_BUILD:-build}
 export CS_BUILD="$B"
 
-unit="$B/tests/test_args $B/tests/test_csv $B/tests/test_event $B/tests/test_window"
+unit="$B/tests/test_args $B/tests/test_csv $B/tests/test_event $B/tests/test_window $B/tests/test_dbscan $B/tests/test_features $B/tests/test_classify $B/tests/test_analysis $B/tests/test_kvref"
 integration="$B/tests/test_integration"
 case "${1:-all}" in
 unit) bins=$unit ;;

@@ -284,6 +284,27 @@ static long helper_pid(const char *out)
 	return atol(p + 4);
 }
 
+/* Start the daemon, run cmd (a shell line, made from fmt) beside it, wait
+ * for the daemon to exit 0, check its summary and read its CSV.  Returns the
+ * pid the command printed; its output is left in out. */
+static long run_beside(struct daemon *d, const char *name, int secs,
+		       const char *const *extra, struct table *t, char *out,
+		       size_t n, const char *fmt, ...)
+{
+	char cmd[700];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	daemon_start(d, name, secs, extra);
+	assert_int_equal(run_cmd(cmd, out, n), 0);
+	assert_int_equal(daemon_wait(d), 0);
+	check_summary(d, true);
+	table_read(t, d->csv);
+	return strstr(out, "pid ") ? helper_pid(out) : 0;
+}
+
 static int need_root(void **state)
 {
 	(void)state;
@@ -294,23 +315,73 @@ static int need_root(void **state)
 	return 0;
 }
 
+/* Rows of (key, tgid) carrying label; key NULL means any key. */
+static int rows_labelled(const struct table *t, const char *key, long tgid,
+			 const char *label)
+{
+	int r, n = 0;
+
+	for (r = 0; r < t->nrows; r++) {
+		if (key && strcmp(cell(t, r, "key"), key))
+			continue;
+		if (tgid && atol(cell(t, r, "tgid")) != tgid)
+			continue;
+		n += !strcmp(cell(t, r, "label"), label);
+	}
+	return n;
+}
+
+/* Rows of tgid (0: of any process but skip) with an anomaly label on a key
+ * outside the allowed list (NULL-terminated). */
+static int anomalies_outside(const struct table *t, long tgid, long skip,
+			     const char *const *allowed, const char **first)
+{
+	int r, n = 0, i;
+
+	for (r = 0; r < t->nrows; r++) {
+		const char *label = cell(t, r, "label");
+		long tg = atol(cell(t, r, "tgid"));
+		bool ok = false;
+
+		if (!*label || !strcmp(label, "normal"))
+			continue;
+		if ((tgid && tg != tgid) || (!tgid && tg == skip))
+			continue;
+		for (i = 0; allowed && allowed[i]; i++)
+			ok |= !strcmp(cell(t, r, "key"), allowed[i]) ||
+			      (allowed[i][strlen(allowed[i]) - 1] == '*' &&
+			       !strncmp(cell(t, r, "key"), allowed[i], strlen(allowed[i]) - 1));
+		if (!ok) {
+			if (!n && first)
+				*first = cell(t, r, "reason");
+			n++;
+		}
+	}
+	return n;
+}
+
+static void expect_no_anomalies(const struct table *t, long tgid, long skip,
+				const char *const *allowed)
+{
+	const char *first = NULL;
+	int n = anomalies_outside(t, tgid, skip, allowed, &first);
+
+	if (n)
+		fail_msg("%d unexpected anomaly rows, first: %s", n, first);
+}
+
 /* ---- tests ---- */
 
 static void slab__eventfd_churn__filp_and_dentry_counted(void **state)
 {
 	struct daemon d;
 	struct table t;
-	char cmd[512], out[256];
+	char out[256];
 	long pid;
 
 	need_root(state);
-	daemon_start(&d, "slab", 3, NULL);
-	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/fdchurn 2000 2", build);
-	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
-	pid = helper_pid(out);
-	assert_int_equal(daemon_wait(&d), 0);
-	check_summary(&d, true);
-	table_read(&t, d.csv);
+	pid = run_beside(&d, "slab", 3, NULL, &t, out, sizeof(out),
+			 "%s/tests/helpers/fdchurn 2000 2", build);
 	/* 2 rounds of 2000 eventfds: one struct file and one dentry each */
 	assert_true(sum(&t, "filp", pid, "allocs") >= 4000);
 	assert_true(sum(&t, "filp", pid, "frees") >= 4000);
@@ -324,19 +395,15 @@ static void slab__eventfd_leak__live_filp_grows(void **state)
 {
 	struct daemon d;
 	struct table t;
-	char cmd[512], out[256];
+	char out[256];
 	int64_t last_live = 0;
 	long pid;
 	int r;
 
 	need_root(state);
-	daemon_start(&d, "leak", 3, NULL);
 	/* 3 rounds of 1000 fds kept open, then exit closes them all at once */
-	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/fdchurn 1000 3 --leak", build);
-	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
-	pid = helper_pid(out);
-	assert_int_equal(daemon_wait(&d), 0);
-	table_read(&t, d.csv);
+	pid = run_beside(&d, "leak", 3, NULL, &t, out, sizeof(out),
+			 "%s/tests/helpers/fdchurn 1000 3 --leak", build);
 	assert_true(sum(&t, "filp", pid, "allocs") >= 3000);
 	for (r = 0; r < t.nrows; r++) {
 		if (strcmp(cell(&t, r, "key"), "filp") || atol(cell(&t, r, "tgid")) != pid)
@@ -420,19 +487,14 @@ static void filter__pid__only_that_process(void **state)
 static void tracepoints__classic__same_events(void **state)
 {
 	const char *extra[] = { "--tracepoints", "classic", NULL };
-	char cmd[512], out[256];
 	struct daemon d;
 	struct table t;
+	char out[256];
 	long pid;
 
 	need_root(state);
-	daemon_start(&d, "classic", 2, extra);
-	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/fdchurn 1000", build);
-	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
-	pid = helper_pid(out);
-	assert_int_equal(daemon_wait(&d), 0);
-	check_summary(&d, true);
-	table_read(&t, d.csv);
+	pid = run_beside(&d, "classic", 2, extra, &t, out, sizeof(out),
+			 "%s/tests/helpers/fdchurn 1000", build);
 	assert_true(sum(&t, "filp", pid, "allocs") >= 1000);
 	assert_true(sum(&t, "filp", pid, "frees") >= 1000);
 }
@@ -458,6 +520,78 @@ static void cli__running_daemon__stats_and_top(void **state)
 	assert_int_equal(daemon_wait(&d), 0);
 	/* the socket goes away with the daemon */
 	assert_int_equal(access(d.sock, F_OK), -1);
+}
+
+static void labels__fd_leak__leak_on_filp_and_dentry(void **state)
+{
+	static const char *const leaking[] = { "filp", "dentry", "lsm_file_cache",
+					       "kmalloc-*", NULL };
+	struct daemon d;
+	struct table t;
+	char out[256];
+	long pid;
+
+	need_root(state);
+	/* 50 eventfds every 150 ms, never closed, for 6 s */
+	pid = run_beside(&d, "label-leak", 8, NULL, &t, out, sizeof(out),
+			 "%s/tests/helpers/fdchurn 50 40 --leak", build);
+	assert_true(rows_labelled(&t, "filp", pid, "leak") >= 5);
+	assert_true(rows_labelled(&t, "dentry", pid, "leak") >= 5);
+	/* the helper's other keys (process start-up, exit) stay normal */
+	expect_no_anomalies(&t, pid, 0, leaking);
+}
+
+static void labels__reread_after_drop__thrash_on_file(void **state)
+{
+	char out[256], key[64];
+	struct daemon d;
+	struct table t;
+	long pid;
+
+	need_root(state);
+	pid = run_beside(&d, "label-thrash", 5, NULL, &t, out, sizeof(out),
+			 "sh -c 'echo pid $$; exec %s/tests/helpers/refault %s/thrash.dat 8192 12'",
+			 build, datadir);
+	assert_int_equal(sscanf(strstr(out, "key "), "key %63s", key), 1);
+	assert_true(rows_labelled(&t, key, pid, "thrash") >= 3);
+	/* the block-layer and slab keys of the same reads are not thrash */
+	expect_no_anomalies(&t, pid, 0, (const char *const[]){ key, NULL });
+}
+
+static void labels__socketpair_pingpong__false_sharing_on_skbuff(void **state)
+{
+	static const char *const skb[] = { "skbuff_head_cache", "kmalloc-*", NULL };
+	struct daemon d;
+	struct table t;
+	char out[256];
+	long pid;
+
+	need_root(state);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+	pid = run_beside(&d, "label-fs", 5, NULL, &t, out, sizeof(out),
+			 "%s/tests/helpers/pingpong 3 0 1", build);
+	assert_true(rows_labelled(&t, "skbuff_head_cache", pid, "false_sharing") >= 10);
+	expect_no_anomalies(&t, pid, 0, skb);
+}
+
+static void labels__ordinary_work_and_background__normal(void **state)
+{
+	struct daemon d;
+	struct table t;
+	char out[256];
+	long pid;
+
+	need_root(state);
+	/* fds opened and closed again, then a file read from a warm cache */
+	pid = run_beside(&d, "label-normal", 6, NULL, &t, out, sizeof(out),
+			 "%s/tests/helpers/fdchurn 200 20 && %s/tests/helpers/refault %s/warm.dat 4096 5 --keep",
+			 build, build, datadir);
+	assert_true(sum(&t, "filp", pid, "allocs") >= 4000);
+	/* vectors were made and labelled */
+	assert_true(rows_labelled(&t, "filp", pid, "normal") >= 5);
+	/* nothing anomalous anywhere: helpers and system background alike */
+	expect_no_anomalies(&t, 0, 0, NULL);
 }
 
 static int count_lines(const char *s)
@@ -557,6 +691,10 @@ int main(void)
 		cmocka_unit_test(filter__pid__only_that_process),
 		cmocka_unit_test(tracepoints__classic__same_events),
 		cmocka_unit_test(cli__running_daemon__stats_and_top),
+		cmocka_unit_test(labels__fd_leak__leak_on_filp_and_dentry),
+		cmocka_unit_test(labels__reread_after_drop__thrash_on_file),
+		cmocka_unit_test(labels__socketpair_pingpong__false_sharing_on_skbuff),
+		cmocka_unit_test(labels__ordinary_work_and_background__normal),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),
 	};

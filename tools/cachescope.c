@@ -23,6 +23,7 @@ static void usage(FILE *out)
 		"commands:\n"
 		"  stats      event counters: produced, consumed, dropped, windows, keys\n"
 		"  top [N]    the N busiest keys of the last closed window (default 10)\n"
+		"  clusters   the clusters of the last run: id, label, size, keys, centroid, reason\n"
 		"\n"
 		"options:\n"
 		"  --socket PATH   the daemon's control socket (default " DEFAULT_SOCKET ")\n"
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[i], "stats") && strcmp(argv[i], "top")) {
+	if (strcmp(argv[i], "stats") && strcmp(argv[i], "top") && strcmp(argv[i], "clusters")) {
 		fprintf(stderr, "cachescope: unknown command '%s' (see --help)\n", argv[i]);
 		return 2;
 	}

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The analysis stage.  Vectors are appended in window order, so the history
+ * is an array trimmed from the front.  Each run clusters the whole history
+ * with DBSCAN, then renames the run's clusters to the ids of the previous
+ * run they overlap most (members are the same vectors from run to run, so
+ * overlap is exact), so a user watching sees a cluster keep its id.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "../cluster/dbscan.h"
+#include "analysis.h"
+
+void analysis_init(struct analysis *a, const struct rules *rules,
+		   const struct analysis_params *p)
+{
+	memset(a, 0, sizeof(*a));
+	a->rules = *rules;
+	a->eps = p->eps;
+	a->min_pts = p->min_pts;
+	a->history_windows = p->history_windows;
+}
+
+void analysis_release(struct analysis *a)
+{
+	free(a->v);
+	free(a->clusters);
+	memset(a, 0, sizeof(*a));
+}
+
+static double dist2(const double *x, const double *y)
+{
+	double d = 0;
+	int i;
+
+	for (i = 0; i < FEAT_DIM; i++)
+		d += (x[i] - y[i]) * (x[i] - y[i]);
+	return d;
+}
+
+/* DBSCAN's rule for a new point: the cluster of a core point within eps.
+ * Linear in the history, which a window adds tens of vectors to. */
+static int nearest_core_cluster(const struct analysis *a, const double *x)
+{
+	double best = a->eps * a->eps, d;
+	int cluster = CLUSTER_NOISE;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		if (!a->v[i].core)
+			continue;
+		d = dist2(x, a->v[i].f.v);
+		if (d <= best) {
+			best = d;
+			cluster = a->v[i].cluster;
+		}
+	}
+	return cluster;
+}
+
+const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
+				     uint64_t window_ns)
+{
+	struct vec_entry *e;
+	struct fvec f;
+	struct evidence ev;
+
+	if (!features_from_row(r, window_ns, &f, &ev))
+		return NULL;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024;
+		struct vec_entry *v = realloc(a->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		a->v = v;
+		a->cap = cap;
+	}
+	e = &a->v[a->n];
+	memset(e, 0, sizeof(*e));
+	e->window = r->window;
+	e->key = r->acc->key;
+	memcpy(e->name, r->acc->name, sizeof(e->name));
+	memcpy(e->comm, r->acc->comm, sizeof(e->comm));
+	e->f = f;
+	e->e = ev;
+	e->label = classify(&a->rules, e->name, &f, &ev, e->reason, sizeof(e->reason));
+	e->cluster = nearest_core_cluster(a, f.v);
+	a->n++;
+	return e;
+}
+
+static void trim_history(struct analysis *a, uint64_t now_window)
+{
+	size_t drop = 0;
+
+	while (drop < a->n && a->v[drop].window + a->history_windows <= now_window)
+		drop++;
+	if (!drop)
+		return;
+	memmove(a->v, a->v + drop, (a->n - drop) * sizeof(*a->v));
+	a->n -= drop;
+}
+
+struct pair {
+	int raw, old;
+	unsigned int count;
+};
+
+static int pair_by_ids(const void *x, const void *y)
+{
+	const struct pair *p = x, *q = y;
+
+	return p->raw != q->raw ? p->raw - q->raw : p->old - q->old;
+}
+
+static int pair_by_count(const void *x, const void *y)
+{
+	const struct pair *p = x, *q = y;
+
+	if (p->count != q->count)
+		return p->count < q->count ? 1 : -1;
+	return p->raw != q->raw ? p->raw - q->raw : p->old - q->old;
+}
+
+/* Map this run's cluster numbers to stable ids: greatest overlap first. */
+static int stable_ids(struct analysis *a, const int *raw, int k, int *ids)
+{
+	struct pair *pairs = malloc((a->n + 1) * sizeof(*pairs));
+	char *old_taken;
+	size_t i, np = 0, m = 0;
+	int c;
+
+	if (!pairs)
+		return -ENOMEM;
+	old_taken = calloc(a->next_id + 1, 1);
+	if (!old_taken) {
+		free(pairs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < a->n; i++)
+		if (raw[i] >= 0 && a->v[i].cluster >= 0)
+			pairs[np++] = (struct pair){ raw[i], a->v[i].cluster, 1 };
+	qsort(pairs, np, sizeof(*pairs), pair_by_ids);
+	for (i = 0; i < np; i++) {	/* merge equal (raw, old) pairs */
+		if (m && pairs[m - 1].raw == pairs[i].raw && pairs[m - 1].old == pairs[i].old)
+			pairs[m - 1].count++;
+		else
+			pairs[m++] = pairs[i];
+	}
+	qsort(pairs, m, sizeof(*pairs), pair_by_count);
+	for (c = 0; c < k; c++)
+		ids[c] = -1;
+	for (i = 0; i < m; i++) {
+		if (ids[pairs[i].raw] >= 0 || old_taken[pairs[i].old])
+			continue;
+		ids[pairs[i].raw] = pairs[i].old;
+		old_taken[pairs[i].old] = 1;
+	}
+	for (c = 0; c < k; c++)
+		if (ids[c] < 0)
+			ids[c] = a->next_id++;
+	free(old_taken);
+	free(pairs);
+	return 0;
+}
+
+struct key_count {
+	const char *name;
+	unsigned int n;
+};
+
+static int key_count_cmp(const void *x, const void *y)
+{
+	const struct key_count *p = x, *q = y;
+
+	return p->n != q->n ? (p->n < q->n ? 1 : -1) : strcmp(p->name, q->name);
+}
+
+/* The busiest key among the members of raw cluster c labelled l (counted
+ * over the first 16 distinct keys met). */
+static const char *minority_keys(const struct analysis *a, const int *raw, int c,
+				 enum cs_label l)
+{
+	struct key_count kc[16];
+	unsigned int nk = 0, j, best = 0;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		if (raw[i] != c || a->v[i].label != l)
+			continue;
+		for (j = 0; j < nk && strcmp(kc[j].name, a->v[i].name); j++)
+			;
+		if (j < nk)
+			kc[j].n++;
+		else if (nk < 16)
+			kc[nk++] = (struct key_count){ a->v[i].name, 1 };
+	}
+	for (j = 1; j < nk; j++)
+		if (kc[j].n > kc[best].n)
+			best = j;
+	return nk ? kc[best].name : "";
+}
+
+static void describe_cluster(struct analysis *a, struct cluster_info *ci,
+			     const int *raw, int c)
+{
+	struct key_count kc[8];
+	const struct vec_entry *latest = NULL;
+	unsigned int nk = 0, j;
+	size_t i, len = 0;
+	int d;
+
+	for (i = 0; i < a->n; i++) {
+		const struct vec_entry *e = &a->v[i];
+
+		if (raw[i] != c)
+			continue;
+		ci->size++;
+		ci->counts[e->label]++;
+		for (d = 0; d < FEAT_DIM; d++)
+			ci->centroid[d] += e->f.v[d];
+	}
+	for (d = 0; d < FEAT_DIM; d++)
+		ci->centroid[d] /= ci->size ? ci->size : 1;
+	ci->label = classify_cluster(&a->rules, ci->counts, ci->size);
+	/* name the keys that carry the cluster's label, busiest first */
+	for (i = 0; i < a->n; i++) {
+		const struct vec_entry *e = &a->v[i];
+
+		if (raw[i] != c || e->label != ci->label)
+			continue;
+		for (j = 0; j < nk && strcmp(kc[j].name, e->name); j++)
+			;
+		if (j < nk)
+			kc[j].n++;
+		else if (nk < 8)
+			kc[nk++] = (struct key_count){ e->name, 1 };
+	}
+	qsort(kc, nk, sizeof(*kc), key_count_cmp);
+	ci->keys[0] = '\0';
+	for (j = 0; j < nk && j < 3; j++)
+		len += snprintf(ci->keys + len, len < sizeof(ci->keys) ? sizeof(ci->keys) - len : 0,
+				"%s%s", j ? "," : "", kc[j].name);
+	/* the reason of the most recent member that carries the label */
+	for (i = a->n; i-- > 0;) {
+		if (raw[i] == c && a->v[i].label == ci->label) {
+			latest = &a->v[i];
+			break;
+		}
+	}
+	if (ci->label == LABEL_NORMAL) {
+		unsigned int l;
+
+		len = snprintf(ci->reason, sizeof(ci->reason), "normal: %u of %u members normal",
+			       ci->counts[LABEL_NORMAL], ci->size);
+		/* a minority label still deserves a mention, with its keys */
+		for (l = LABEL_NORMAL + 1; l < LABEL_COUNT; l++) {
+			if (!ci->counts[l] || len >= sizeof(ci->reason))
+				continue;
+			len += snprintf(ci->reason + len, sizeof(ci->reason) - len, "; %s %u (%s)",
+					label_name(l), ci->counts[l], minority_keys(a, raw, c, l));
+		}
+	} else
+		snprintf(ci->reason, sizeof(ci->reason), "%u of %u members; %s",
+			 ci->counts[ci->label], ci->size, latest ? latest->reason : "");
+}
+
+int analysis_recluster(struct analysis *a, uint64_t now_window)
+{
+	struct timespec t0, t1;
+	double *pts = NULL;
+	int *raw = NULL, *ids = NULL, k, err = 0;
+	uint8_t *core = NULL;
+	size_t i;
+	int c;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	trim_history(a, now_window);
+	free(a->clusters);
+	a->clusters = NULL;
+	a->nclusters = 0;
+	a->noise = 0;
+	if (!a->n)
+		return 0;
+	pts = malloc(a->n * FEAT_DIM * sizeof(*pts));
+	raw = malloc(a->n * sizeof(*raw));
+	core = malloc(a->n);
+	if (!pts || !raw || !core) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < a->n; i++)
+		memcpy(pts + i * FEAT_DIM, a->v[i].f.v, sizeof(a->v[i].f.v));
+	k = dbscan_run(pts, a->n, FEAT_DIM, a->eps, a->min_pts, raw, core);
+	if (k < 0) {
+		err = k;
+		goto out;
+	}
+	ids = malloc((k + 1) * sizeof(*ids));
+	a->clusters = calloc(k + 1, sizeof(*a->clusters));
+	if (!ids || !a->clusters) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = stable_ids(a, raw, k, ids);
+	if (err)
+		goto out;
+	for (c = 0; c < k; c++) {
+		a->clusters[c].id = ids[c];
+		describe_cluster(a, &a->clusters[c], raw, c);
+	}
+	a->nclusters = k;
+	for (i = 0; i < a->n; i++) {
+		a->v[i].cluster = raw[i] >= 0 ? ids[raw[i]] : CLUSTER_NOISE;
+		a->v[i].core = core[i];
+		a->noise += raw[i] < 0;
+	}
+	a->runs++;
+	err = k;
+out:
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	a->last_run_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	free(pts);
+	free(raw);
+	free(core);
+	free(ids);
+	return err;
+}
+
+static int cluster_cmp(const void *x, const void *y)
+{
+	const struct cluster_info *p = x, *q = y;
+
+	return p->id - q->id;
+}
+
+void analysis_print_clusters(const struct analysis *a, FILE *out)
+{
+	struct cluster_info *sorted;
+	size_t i;
+
+	fprintf(out, "clusters: %zu over %zu vectors (%u noise), eps %.3f, min_pts %u, run %llu took %.1f ms\n",
+		a->nclusters, a->n, a->noise, a->eps, a->min_pts,
+		(unsigned long long)a->runs, a->last_run_ms);
+	if (a->noise) {
+		unsigned int counts[LABEL_COUNT] = { 0 }, l;
+
+		for (i = 0; i < a->n; i++)
+			if (a->v[i].cluster == CLUSTER_NOISE)
+				counts[a->v[i].label]++;
+		fprintf(out, "noise: %u points:", a->noise);
+		for (l = 0; l < LABEL_COUNT; l++)
+			fprintf(out, " %s %u", label_name(l), counts[l]);
+		fputc('\n', out);
+	}
+	if (!a->nclusters)
+		return;
+	sorted = malloc(a->nclusters * sizeof(*sorted));
+	if (!sorted)
+		return;
+	memcpy(sorted, a->clusters, a->nclusters * sizeof(*sorted));
+	qsort(sorted, a->nclusters, sizeof(*sorted), cluster_cmp);
+	fprintf(out, "%4s %-13s %6s %-40s %-34s %s\n", "id", "label", "size", "keys",
+		"centroid (freq hot entr loc numa)", "reason");
+	for (i = 0; i < a->nclusters; i++) {
+		const struct cluster_info *c = &sorted[i];
+
+		fprintf(out, "%4d %-13s %6u %-40.40s %.2f %.2f %.2f %.2f %.2f %s\n", c->id,
+			label_name(c->label), c->size, c->keys, c->centroid[0],
+			c->centroid[1], c->centroid[2], c->centroid[3], c->centroid[4],
+			c->reason);
+	}
+	free(sorted);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The analysis stage: a sliding history of feature vectors, re-clustered
+ * with DBSCAN every second, with cluster ids kept stable across runs and a
+ * label (and its reason) for every vector and every cluster.
+ */
+#ifndef CS_ANALYSIS_H
+#define CS_ANALYSIS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "classify.h"
+#include "features.h"
+
+#define CLUSTER_NOISE (-1)
+
+struct vec_entry {
+	uint64_t window;
+	struct wkey key;
+	char name[64];
+	char comm[16];
+	struct fvec f;
+	struct evidence e;
+	enum cs_label label;
+	char reason[200];
+	int cluster;		/* stable id, or CLUSTER_NOISE */
+	uint8_t core;		/* a core point in the last run */
+};
+
+struct cluster_info {
+	int id;
+	enum cs_label label;
+	unsigned int size;
+	unsigned int counts[LABEL_COUNT];
+	double centroid[FEAT_DIM];
+	char keys[160];		/* busiest member keys */
+	char reason[240];
+};
+
+struct analysis {
+	struct vec_entry *v;	/* oldest first */
+	size_t n, cap;
+	struct rules rules;
+	double eps;
+	unsigned int min_pts;
+	uint64_t history_windows;
+	int next_id;
+	struct cluster_info *clusters;
+	size_t nclusters;
+	unsigned int noise;	/* noise points in the last run */
+	uint64_t runs;
+	double last_run_ms;
+};
+
+struct analysis_params {
+	double eps;
+	unsigned int min_pts;
+	uint64_t history_windows;
+};
+
+void analysis_init(struct analysis *a, const struct rules *rules,
+		   const struct analysis_params *p);
+void analysis_release(struct analysis *a);
+
+/* Turn a closed row into a vector: label it, give it the cluster of the
+ * nearest core point of the last run (or noise), keep it in the history.
+ * Returns the entry (valid until the next call), or NULL when the row has
+ * too little traffic or memory ran out. */
+const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
+				     uint64_t window_ns);
+
+/* Forget vectors older than the history, then cluster what remains.
+ * Returns the number of clusters or -errno. */
+int analysis_recluster(struct analysis *a, uint64_t now_window);
+
+void analysis_print_clusters(const struct analysis *a, FILE *out);
+
+#endif

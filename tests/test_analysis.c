@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests of the analysis stage (daemon/analysis.c): history, DBSCAN
+ * runs, stable cluster ids, labels of clusters. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "../daemon/analysis.h"
+
+#define WIN_NS 100000000ull
+
+static struct analysis an;
+
+static int setup(void **state)
+{
+	struct analysis_params p = { .eps = 0.08, .min_pts = 3, .history_windows = 50 };
+	struct rules rules;
+
+	(void)state;
+	rules_defaults(&rules);
+	analysis_init(&an, &rules, &p);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	analysis_release(&an);
+	return 0;
+}
+
+/* A row of key `name` in window w: group 'a' is busy and local, group 'b'
+ * is quieter, spread over call sites and freed remotely; 'c' is quieter
+ * still, with no call site of note. */
+static const struct vec_entry *add(uint64_t w, const char *name, char group, int jitter)
+{
+	static struct acc acc;
+	static struct wslot s;
+	struct wrow r = { 0 };
+
+	memset(&acc, 0, sizeof(acc));
+	memset(&s, 0, sizeof(s));
+	acc.key.domain = DOM_SLAB;
+	acc.key.id = (uint64_t)name[0] << 40;
+	snprintf(acc.name, sizeof(acc.name), "%s", name);
+	s.window = w;
+	if (group == 'a') {
+		s.allocs = s.frees = 500 + jitter;
+		s.same_cpu_frees = s.frees;
+		r.top_site_share = 1.0;
+	} else if (group == 'c') {
+		s.allocs = s.frees = 3;
+		s.remote_frees = s.frees;
+	} else {
+		s.allocs = s.frees = 20 + jitter;
+		s.remote_frees = s.frees;
+		r.top_site_share = 0.3;
+		r.same_size_share = 0.5;
+	}
+	r.window = w;
+	r.acc = &acc;
+	r.s = &s;
+	return analysis_add(&an, &r, WIN_NS);
+}
+
+static void analysis_recluster__two_behaviours__two_clusters(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		add(i, "filp", 'a', i);
+		add(i, "skb", 'b', i % 3);
+	}
+	assert_int_equal(analysis_recluster(&an, 10), 2);
+	assert_int_equal(an.nclusters, 2);
+	assert_int_equal(an.noise, 0);
+	/* numbered in order of first members: filp's cluster first */
+	assert_int_equal(an.v[0].cluster, 0);
+	assert_int_equal(an.v[1].cluster, 1);
+	for (i = 0; i < 20; i++)
+		assert_int_equal(an.v[i].cluster, i % 2);
+	assert_int_equal(an.clusters[0].size + an.clusters[1].size, 20);
+}
+
+static void analysis_recluster__first_cluster_ages_out__second_keeps_its_id(void **state)
+{
+	int i, k;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		add(i, "filp", 'a', i);
+		add(i, "skb", 'b', i % 3);
+	}
+	assert_int_equal(analysis_recluster(&an, 10), 2);
+	/* filp goes quiet; skb goes on; its first run id was 1 */
+	for (i = 10; i < 60; i++)
+		add(i, "skb", 'b', i % 3);
+	k = analysis_recluster(&an, 60);
+	assert_int_equal(k, 1);
+	assert_int_equal(an.clusters[0].id, 1);
+	for (i = 0; i < (int)an.n; i++) {
+		assert_int_equal(an.v[i].cluster, 1);
+		assert_true(an.v[i].window + 50 > 60);	/* older ones trimmed */
+	}
+	/* filp comes back: a new cluster, with a new id */
+	for (i = 60; i < 70; i++)
+		add(i, "filp", 'a', i % 5);
+	assert_int_equal(analysis_recluster(&an, 70), 2);
+	assert_true(an.clusters[0].id == 2 || an.clusters[1].id == 2);
+}
+
+static void analysis_add__near_a_core_point__joins_its_cluster_at_once(void **state)
+{
+	const struct vec_entry *e;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		add(i, "filp", 'a', i);
+		add(i, "skb", 'b', i % 3);
+	}
+	analysis_recluster(&an, 10);
+	e = add(10, "filp", 'a', 3);
+	assert_non_null(e);
+	assert_int_equal(e->cluster, 0);
+	e = add(10, "skb", 'b', 1);
+	assert_int_equal(e->cluster, 1);
+	/* a quiet key spread over call sites is near neither */
+	e = add(10, "odd", 'c', 0);
+	assert_non_null(e);
+	assert_int_equal(e->cluster, CLUSTER_NOISE);
+}
+
+static void analysis_recluster__cluster_label_from_members(void **state)
+{
+	int i;
+
+	(void)state;
+	/* skb-like vectors: remote frees, but mixed sizes -> normal; make
+	 * them one size so that the false-sharing rule holds */
+	for (i = 0; i < 10; i++) {
+		const struct vec_entry *e = add(i, "skb", 'b', i % 3);
+
+		((struct vec_entry *)e)->label = i < 8 ? LABEL_FALSE_SHARING : LABEL_NORMAL;
+	}
+	assert_int_equal(analysis_recluster(&an, 10), 1);
+	assert_int_equal(an.clusters[0].label, LABEL_FALSE_SHARING);
+	assert_int_equal(an.clusters[0].counts[LABEL_FALSE_SHARING], 8);
+	assert_non_null(strstr(an.clusters[0].keys, "skb"));
+}
+
+static void analysis_add__idle_row__no_vector(void **state)
+{
+	struct acc acc = { 0 };
+	struct wslot s = { 0 };
+	struct wrow r = { .acc = &acc, .s = &s };
+
+	(void)state;
+	acc.key.domain = DOM_SLAB;
+	s.allocs = 1;
+	assert_null(analysis_add(&an, &r, WIN_NS));
+	assert_int_equal(an.n, 0);
+	assert_int_equal(analysis_recluster(&an, 1), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(analysis_recluster__two_behaviours__two_clusters, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_recluster__first_cluster_ages_out__second_keeps_its_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_add__near_a_core_point__joins_its_cluster_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_recluster__cluster_label_from_members, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_add__idle_row__no_vector, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("analysis", tests, NULL, NULL);
+}
