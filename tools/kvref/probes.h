@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * USDT probes of kvref (provider "kvref"), so that BPF can observe the
+ * user-space KV cache: each is a nop in the code and a note in the ELF file
+ * (readelf -n build/kvref) that a uprobe can attach to by name.
+ *
+ *   block_alloc(block, hash, pool)        block_free(block, hash, pool)
+ *   evict(block, hash, swapped)           swap_out(block, hash, slot)
+ *   swap_in(block, hash, evictions_since) prefix_hit(block, hash, refcnt)
+ *   prefix_miss(index, pool)              step_begin(seq, pos, worker)
+ *   step_end(seq, pos, worker)
+ */
+#ifndef KVREF_PROBES_H
+#define KVREF_PROBES_H
+
+#include <sys/sdt.h>
+
+#define KVREF_PROBE3(name, a, b, c) DTRACE_PROBE3(kvref, name, a, b, c)
+
+#endif
