@@ -38,6 +38,7 @@ enum {
 	OPT_HISTORY,
 	OPT_RULE,
 	OPT_RULES,
+	OPT_WORKLOAD,
 };
 
 static const struct argp_option options[] = {
@@ -58,6 +59,7 @@ static const struct argp_option options[] = {
 	{ "history-s", OPT_HISTORY, "SEC", 0, "Re-cluster the vectors of the last SEC seconds (default 60)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
+	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
 	{ 0 },
@@ -201,6 +203,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_RULES:
 		env->rules_path = arg;
 		return 0;
+	case OPT_WORKLOAD:
+		if (strcmp(arg, "normal") && strcmp(arg, "thrash") && strcmp(arg, "false_sharing") &&
+		    strcmp(arg, "leak") && strcmp(arg, "mixed")) {
+			fprintf(stderr, "cachescoped: invalid --workload '%s': expected normal, thrash, false_sharing, leak or mixed\n",
+				arg);
+			return EINVAL;
+		}
+		env->workload = arg;
+		return 0;
 	case OPT_BPF_STATS:
 		env->bpf_stats = true;
 		return 0;
@@ -234,5 +245,14 @@ int args_parse(int argc, char **argv, struct env *env)
 		}
 	}
 	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, env);
-	return err ? -EINVAL : 0;
+	if (err)
+		return -EINVAL;
+	if (env->workload && !env->duration_s)
+		env->duration_s = 60;
+	if (env->workload && env->duration_s < 5) {
+		fprintf(stderr, "cachescoped: invalid --duration %ld with --workload: expected at least 5\n",
+			env->duration_s);
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -36,6 +36,7 @@ struct env {
 	long min_pts;
 	long history_s;
 	const char *rules_path;
+	const char *workload;		/* kvref scenario to drive, or NULL */
 	const char *rule_args[64];	/* NAME=VALUE overrides, in order */
 	int nrule_args;
 	int verbose;

@@ -27,6 +27,7 @@
 #include "loader.h"
 #include "log.h"
 #include "window.h"
+#include "workload.h"
 
 #define NSEC 1000000000ull
 /* Ticks fire this long after a window's end, so that records reserved just
@@ -48,6 +49,8 @@ struct daemon {
 	struct loader ld;
 	struct wtable *wt;
 	struct analysis an;
+	struct wl wl;
+	bool driving;			/* runs kvref (--workload) */
 	struct csv *csv;
 	uint64_t last_recluster_ns;
 	int epfd, sfd, tfd, lfd;
@@ -101,7 +104,7 @@ static void resolve_key(struct acc *a, void *ctx)
 /* ---- output ---- */
 
 static const char *csv_columns[] = {
-	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm",
+	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm", "scope",
 	"allocs", "frees", "bytes_req", "bytes_alloc", "bytes_freed",
 	"live_objs", "live_bytes", "lifetime_p50_ns", "same_cpu_frees",
 	"remote_frees", "cross_numa", "size_entropy", "same_size_share",
@@ -136,6 +139,7 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	csv_str(c, a->file);
 	csv_u64(c, a->key.tgid);
 	csv_str(c, a->comm);
+	csv_str(c, d->driving && wl_is_workload(&d->wl, a->key.tgid) ? "workload" : "system");
 	csv_u64(c, s->allocs);
 	csv_u64(c, s->frees);
 	csv_u64(c, s->bytes_req);
@@ -217,6 +221,9 @@ static void on_row(const struct wrow *r, void *ctx)
 	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
 	if (v)
 		((struct acc *)r->acc)->label_counts[v->label]++;
+	if (v && d->driving && wl_is_workload(&d->wl, r->acc->key.tgid))
+		wl_tally(&d->wl, r->start_ns, r->acc->file[0] ? r->acc->file : r->acc->name,
+			 v->label);
 	if (d->csv)
 		csv_row(d, r, v);
 	snap_add(d, r);
@@ -447,6 +454,46 @@ static void print_summary(struct daemon *d)
 
 /* ---- the loop ---- */
 
+static int epoll_add(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+/* kvref lives beside cachescoped in the build folder or the install dir. */
+static int start_workload(struct daemon *d)
+{
+	char exe[4096], path[4200], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int err;
+
+	if (n <= 0) {
+		log_err("cannot find my own binary: %s", strerror(errno));
+		return -errno;
+	}
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/kvref", exe);
+	if (access(path, X_OK)) {
+		log_err("cannot run the workload: %s: %s (build it with make)", path, strerror(errno));
+		return -errno;
+	}
+	/* kvref stops two seconds before the daemon, so its last windows close */
+	err = wl_start(&d->wl, path, d->env.workload, d->env.duration_s - 2);
+	if (err) {
+		log_err("cannot start %s: %s", path, strerror(-err));
+		return err;
+	}
+	d->driving = true;
+	err = epoll_add(d->epfd, d->wl.fd);
+	if (err)
+		log_err("cannot watch the workload's output: %s", strerror(-err));
+	return err;
+}
+
 static int setup_rules(struct daemon *d)
 {
 	struct analysis_params p = {
@@ -511,13 +558,6 @@ static int setup_timer(struct daemon *d, uint64_t t0)
 	return timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL) ? -errno : 0;
 }
 
-static int epoll_add(int epfd, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
 static void recluster(struct daemon *d, uint64_t now)
 {
 	int err = analysis_recluster(&d->an, wtable_window_of(d->wt, now));
@@ -544,6 +584,9 @@ static void on_tick(struct daemon *d)
 		d->stop = true;
 	}
 	if (d->env.duration_s && now - d->start_ns >= (uint64_t)d->env.duration_s * NSEC)
+		d->stop = true;
+	/* the workload's last windows must close before the end */
+	if (d->driving && d->wl.exited && now - d->wl.exit_ns >= NSEC)
 		d->stop = true;
 }
 
@@ -581,6 +624,8 @@ static int run_loop(struct daemon *d)
 				d->stop = true;
 			} else if (fd == d->lfd) {
 				control_serve(d->lfd, on_command, d);
+			} else if (d->driving && fd == d->wl.fd) {
+				wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
 			}
 		}
 	}
@@ -662,6 +707,11 @@ int main(int argc, char **argv)
 		log_err("cannot set up the event loop: %s", strerror(-err));
 		goto cleanup;
 	}
+	if (d.env.workload) {
+		err = start_workload(&d);
+		if (err)
+			goto cleanup;
+	}
 	log_info("tracing %d CPUs, %ld ms windows%s", d.ld.nr_cpus, d.env.window_ms,
 		 d.env.npids ? ", filtered by pid" : "");
 
@@ -680,6 +730,10 @@ int main(int argc, char **argv)
 	print_busiest(&d);
 	print_labelled(&d);
 	analysis_print_clusters(&d.an, stdout);
+	if (d.driving) {
+		wl_stop(&d.wl);
+		wl_print_score(&d.wl, stdout);
+	}
 	print_summary(&d);
 cleanup:
 	csv_abort(d.csv);
@@ -694,5 +748,7 @@ cleanup:
 	loader_stop(&d.ld);
 	free(d.snap);
 	analysis_release(&d.an);
+	if (d.driving)
+		wl_stop(&d.wl);
 	return err ? 1 : 0;
 }

@@ -594,6 +594,35 @@ static void labels__ordinary_work_and_background__normal(void **state)
 	expect_no_anomalies(&t, 0, 0, NULL);
 }
 
+static void workload__mixed__every_phase_labelled_as_its_truth(void **state)
+{
+	const char *extra[] = { "--workload", "mixed", NULL };
+	char line[MAX_LINE];
+	struct daemon d;
+	struct table t;
+	bool scored = false;
+	int r, workload_rows = 0;
+	FILE *f;
+
+	need_root(state);
+	/* 30 s: kvref runs 28 s, 7 s a phase */
+	daemon_start(&d, "workload", 30, extra);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, true);
+	f = fopen(d.out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		scored |= !strncmp(line, "score: 4 of 4 phases", 20);
+	fclose(f);
+	if (!scored)
+		fail_msg("not every phase labelled as expected; see %s", d.out);
+	table_read(&t, d.csv);
+	for (r = 0; r < t.nrows; r++)
+		workload_rows += !strcmp(cell(&t, r, "scope"), "workload");
+	assert_true(workload_rows > 100);
+	assert_true(rows_labelled(&t, "skbuff_head_cache", 0, "false_sharing") > 0);
+}
+
 static int count_lines(const char *s)
 {
 	int n = 0;
@@ -695,6 +724,7 @@ int main(void)
 		cmocka_unit_test(labels__reread_after_drop__thrash_on_file),
 		cmocka_unit_test(labels__socketpair_pingpong__false_sharing_on_skbuff),
 		cmocka_unit_test(labels__ordinary_work_and_background__normal),
+		cmocka_unit_test(workload__mixed__every_phase_labelled_as_its_truth),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),
 	};

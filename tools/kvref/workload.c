@@ -45,7 +45,8 @@
 #define END_OF_STREAM (-1)
 
 struct scenario_params {
-	int pool_blocks;	/* 0: opts->kv_blocks */
+	int pool_blocks;	/* 0: opts->kv_blocks * pool_mult */
+	int pool_mult;
 	int n_prefixes;
 	bool cross_cpu;
 	bool shared_counters;
@@ -54,10 +55,11 @@ struct scenario_params {
 };
 
 static const struct scenario_params params[SC_MIXED] = {
-	[SC_NORMAL] = { 0, 4, false, false, 0, false },
-	[SC_THRASH] = { 24, 96, false, false, 0, true },
-	[SC_FALSE_SHARING] = { 0, 4, true, true, 0, false },
-	[SC_LEAK] = { 0, 4, false, false, 2, false },
+	[SC_NORMAL] = { 0, 1, 4, false, false, 0, false },
+	[SC_THRASH] = { 24, 1, 96, false, false, 0, true },
+	[SC_FALSE_SHARING] = { 0, 1, 4, true, true, 0, false },
+	/* leaked sequences pile up: room for about half a minute of them */
+	[SC_LEAK] = { 0, 4, 4, false, false, 2, false },
 };
 
 static const char *const names[SC_COUNT] = {
@@ -266,14 +268,17 @@ static void *worker_main(void *arg)
 	struct slot *s = arg;
 	struct request *rq;
 	uint64_t one = 1;
-	int end = END_OF_STREAM;
+	int end = END_OF_STREAM, failed;
 
 	pin(s->wk_cpu);
 	for (;;) {
 		if (read(s->sv[1], &rq, sizeof(rq)) != sizeof(rq) || !rq)
 			break;
-		if (serve(s, rq))
+		failed = serve(s, rq) != 0;
+		if (failed)
 			atomic_fetch_add(&s->ph->failed, 1);
+		/* a failed request ends its stream at once; the front end backs off */
+		end = failed ? END_OF_STREAM - 1 : END_OF_STREAM;
 		if (write(s->sv[1], &end, sizeof(end)) != sizeof(end))
 			break;
 		if (write(rq->efd, &one, sizeof(one)) != sizeof(one))
@@ -325,11 +330,13 @@ static void *frontend_main(void *arg)
 			atomic_fetch_add(&ph->cross, 1);
 		else
 			atomic_fetch_add(&ph->same, 1);
-		while (read(s->sv[0], &tok, sizeof(tok)) == sizeof(tok) && tok != END_OF_STREAM)
+		while (read(s->sv[0], &tok, sizeof(tok)) == sizeof(tok) && tok >= 0)
 			;
 		if (read(rq->efd, &done, sizeof(done)) != sizeof(done))
 			break;
 		atomic_fetch_add(&ph->requests, 1);
+		if (tok < END_OF_STREAM)	/* no free block: back off as a server would */
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 		if (rq->leak)
 			atomic_fetch_add(&ph->leaked_fds, 1);	/* the fd stays open */
 		else
@@ -370,7 +377,8 @@ static int phase_cache(struct phase *ph, int slot_tag)
 		 ph->opts->swap_dir, getpid(), slot_tag);
 	kv_cache_params_default(&p, c->n_layers, kv_config_kv_dim(c));
 	p.block_size = ph->opts->block_size;
-	p.n_blocks = ph->sp->pool_blocks ? ph->sp->pool_blocks : ph->opts->kv_blocks;
+	p.n_blocks = ph->sp->pool_blocks ? ph->sp->pool_blocks :
+					   ph->opts->kv_blocks * ph->sp->pool_mult;
 	p.swap_path = ph->swap_path;
 	p.swap_slots = ph->sp->n_prefixes * (PREFIX_TOKENS / p.block_size + 1);
 	p.hooks = (struct kv_cache_hooks){

@@ -1,0 +1,36 @@
+#!/bin/sh
+# What tracing costs an inference workload: kvref's tokens/s alone and
+# while cachescoped traces the whole system (BPF programs, rings, vectors,
+# clustering every second), in alternating rounds; medians and the ratio.
+#
+#   sudo bench/kvref_overhead.sh [SECONDS] [ROUNDS] [SCENARIO]
+set -eu
+cd "$(dirname "$0")/.."
+B=${CS_BUILD:-build}
+S=${1:-10}
+R=${2:-3}
+SC=${3:-normal}
+[ "$(id -u)" = 0 ] || { echo "kvref_overhead.sh: needs root" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+tps() { "$B/kvref" --scenario "$SC" --duration "$S" -q | sed -n 's/^kvref: .* \([0-9.]*\) tokens\/s$/\1/p'; }
+
+for r in $(seq "$R"); do
+	tps >> "$tmp/alone"
+	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 > "$tmp/cs.out" 2>&1 &
+	pid=$!
+	until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do sleep 0.05; done
+	tps >> "$tmp/traced"
+	kill -INT $pid
+	wait $pid
+	grep '^events:' "$tmp/cs.out" >> "$tmp/events"
+done
+a=$(median < "$tmp/alone")
+t=$(median < "$tmp/traced")
+echo "kvref --scenario $SC, ${S} s a round, $R rounds, median tokens/s (2 workers, 2 vCPUs)"
+printf '  %-24s %8.0f tokens/s\n' "alone" "$a"
+printf '  %-24s %8.0f tokens/s  (%.3fx)\n' "under cachescoped" "$t" "$(awk "BEGIN{print $t / $a}")"
+echo "cachescoped events per traced round:"
+sed 's/^/  /' "$tmp/events"

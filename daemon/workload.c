@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Driving kvref.  kvref prints "phase NAME start S s mono_ns N" as each
+ * phase begins, on the clock of BPF's timestamps, so every vector of the
+ * workload can be placed in its phase and scored against that phase's
+ * truth: which label must appear on which key, and that nothing else may
+ * be labelled there once the phase has settled.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "workload.h"
+
+struct truth {
+	const char *scenario;
+	enum cs_label label;
+	const char *key;	/* a prefix of the key or file name */
+};
+
+static const struct truth truths[] = {
+	{ "normal", LABEL_NORMAL, NULL },
+	{ "thrash", LABEL_THRASH, "kvref-swap" },
+	{ "false_sharing", LABEL_FALSE_SHARING, "skbuff_head_cache" },
+	{ "leak", LABEL_LEAK, "filp" },
+};
+
+int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s)
+{
+	char dur[24];
+	int pfd[2];
+
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->grace_ns = 2000000000ull;
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	snprintf(dur, sizeof(dur), "%ld", duration_s);
+	w->pid = fork();
+	if (w->pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -errno;
+	}
+	w->tgid = w->pid;
+	if (!w->pid) {
+		dup2(pfd[1], STDOUT_FILENO);
+		execl(path, "kvref", "--scenario", scenario, "--duration", dur, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	w->fd = pfd[0];
+	return 0;
+}
+
+static void on_line(struct wl *w, const char *line)
+{
+	struct wl_phase *p;
+	unsigned long long mono;
+	char name[32];
+	double s;
+	size_t n;
+
+	if (sscanf(line, "phase %31s start %lf s mono_ns %llu", name, &s, &mono) == 3) {
+		if (w->nphases == WL_MAX_PHASES)
+			return;
+		p = &w->phases[w->nphases++];
+		memset(p, 0, sizeof(*p));
+		snprintf(p->scenario, sizeof(p->scenario), "%s", name);
+		p->start_ns = mono;
+		return;
+	}
+	n = strlen(line);
+	if (w->report_len + n + 2 < sizeof(w->report)) {
+		memcpy(w->report + w->report_len, line, n);
+		w->report_len += n;
+		w->report[w->report_len++] = '\n';
+		w->report[w->report_len] = '\0';
+	}
+}
+
+void wl_read(struct wl *w, uint64_t now_ns)
+{
+	char buf[1024];
+	ssize_t n, i;
+
+	if (w->fd < 0)
+		return;
+	while ((n = read(w->fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			if (buf[i] == '\n' || w->len == sizeof(w->line) - 1) {
+				w->line[w->len] = '\0';
+				on_line(w, w->line);
+				w->len = 0;
+				if (buf[i] == '\n')
+					continue;
+			}
+			w->line[w->len++] = buf[i];
+		}
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		close(w->fd);
+		w->fd = -1;
+		w->exited = true;
+		w->exit_ns = now_ns;
+		waitpid(w->pid, &w->status, 0);
+		w->pid = 0;
+	}
+}
+
+bool wl_is_workload(const struct wl *w, uint32_t tgid)
+{
+	return w->tgid && (pid_t)tgid == w->tgid;
+}
+
+void wl_tally(struct wl *w, uint64_t ts_ns, const char *key, enum cs_label label)
+{
+	struct wl_phase *p = NULL;
+	unsigned int i;
+	int k;
+
+	for (k = w->nphases - 1; k >= 0; k--) {
+		if (ts_ns >= w->phases[k].start_ns) {
+			p = &w->phases[k];
+			break;
+		}
+	}
+	if (!p || (unsigned int)label >= LABEL_COUNT)
+		return;
+	for (i = 0; i < p->nkeys && strcmp(p->keys[i].name, key); i++)
+		;
+	if (i == p->nkeys) {
+		if (p->nkeys == WL_MAX_KEYS)
+			return;
+		snprintf(p->keys[i].name, sizeof(p->keys[i].name), "%s", key);
+		p->nkeys++;
+	}
+	/* the first seconds of a phase still carry the last one's state */
+	if (ts_ns < p->start_ns + w->grace_ns && label != LABEL_NORMAL)
+		return;
+	p->keys[i].counts[label]++;
+}
+
+static const struct truth *truth_of(const char *scenario)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(truths) / sizeof(truths[0]); i++)
+		if (!strcmp(truths[i].scenario, scenario))
+			return &truths[i];
+	return NULL;
+}
+
+static bool key_is(const char *key, const char *prefix)
+{
+	return prefix && !strncmp(key, prefix, strlen(prefix));
+}
+
+int wl_print_score(const struct wl *w, FILE *out)
+{
+	int k, good = 0;
+	unsigned int i, l;
+
+	if (w->report_len)
+		fprintf(out, "workload report (kvref):\n%s", w->report);
+	fprintf(out, "score (vectors of the workload per phase; the first %.0f s of a phase not scored):\n",
+		w->grace_ns / 1e9);
+	for (k = 0; k < w->nphases; k++) {
+		const struct wl_phase *p = &w->phases[k];
+		const struct truth *t = truth_of(p->scenario);
+		unsigned int hit = 0, extra = 0;
+		char found[256] = "", others[256] = "";
+		size_t fl = 0, ol = 0;
+
+		for (i = 0; i < p->nkeys; i++) {
+			const struct wl_key *key = &p->keys[i];
+
+			for (l = LABEL_NORMAL + 1; l < LABEL_COUNT; l++) {
+				if (!key->counts[l])
+					continue;
+				if (t && l == t->label && key_is(key->name, t->key)) {
+					hit += key->counts[l];
+					if (fl < sizeof(found))
+						fl += snprintf(found + fl, sizeof(found) - fl, "%s%s %s (%u)",
+							       fl ? ", " : "", label_name(l), key->name,
+							       key->counts[l]);
+				} else if (!t || l != t->label) {
+					extra += key->counts[l];
+					if (ol < sizeof(others))
+						ol += snprintf(others + ol, sizeof(others) - ol, "%s%s %s (%u)",
+							       ol ? ", " : "", label_name(l), key->name,
+							       key->counts[l]);
+				}
+			}
+		}
+		bool ok = t && (t->label == LABEL_NORMAL ? !extra : hit > 0 && !extra);
+		char want[96];
+
+		if (!t)
+			snprintf(want, sizeof(want), "(unknown scenario)");
+		else if (t->label == LABEL_NORMAL)
+			snprintf(want, sizeof(want), "no anomaly");
+		else
+			snprintf(want, sizeof(want), "%s on %s*", label_name(t->label), t->key);
+		good += ok;
+		fprintf(out, "  %-13s expected %-30s found %s%s%s -> %s\n", p->scenario, want,
+			fl ? found : "nothing", ol ? "; also " : "", others,
+			ok ? "ok" : "MISSED");
+	}
+	fprintf(out, "score: %d of %d phases labelled as expected\n", good, w->nphases);
+	return good;
+}
+
+void wl_stop(struct wl *w)
+{
+	if (w->pid > 0) {
+		kill(w->pid, SIGTERM);
+		waitpid(w->pid, &w->status, 0);
+		w->pid = 0;
+	}
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Driving the reference workload: start kvref, read its phase lines, tell
+ * its rows apart from the system's, and score the labels of each phase
+ * against the scenario's truth.
+ */
+#ifndef CS_WORKLOAD_H
+#define CS_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "classify.h"
+
+#define WL_MAX_PHASES 8
+#define WL_MAX_KEYS 64
+
+struct wl_key {
+	char name[64];
+	unsigned int counts[LABEL_COUNT];
+};
+
+struct wl_phase {
+	char scenario[32];
+	uint64_t start_ns;		/* CLOCK_MONOTONIC */
+	struct wl_key keys[WL_MAX_KEYS];
+	unsigned int nkeys;
+};
+
+struct wl {
+	pid_t pid;			/* while it runs */
+	pid_t tgid;			/* its process, also after it exited */
+	int fd;				/* kvref's stdout, or -1 once closed */
+	bool exited;
+	uint64_t exit_ns;
+	int status;
+	char line[512];
+	size_t len;
+	char report[4096];		/* kvref's closing report */
+	size_t report_len;
+	struct wl_phase phases[WL_MAX_PHASES];
+	int nphases;
+	uint64_t grace_ns;		/* transition time not scored */
+};
+
+/* Start kvref (path) with --scenario and --duration; its stdout comes back
+ * through w->fd.  Returns 0 or -errno. */
+int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s);
+/* Read what kvref printed; notes phases, keeps its report, sees EOF. */
+void wl_read(struct wl *w, uint64_t now_ns);
+bool wl_is_workload(const struct wl *w, uint32_t tgid);
+/* Count one labelled vector of a workload key at time ts_ns. */
+void wl_tally(struct wl *w, uint64_t ts_ns, const char *key, enum cs_label label);
+/* Print kvref's report and the score; returns the phases labelled as the
+ * scenario says they should be. */
+int wl_print_score(const struct wl *w, FILE *out);
+/* Stop kvref if it still runs and reap it. */
+void wl_stop(struct wl *w);
+
+#endif
