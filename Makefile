@@ -31,7 +31,6 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLI
 	-Ibpf -Wall -Werror -MMD -MP
 
 DAEMON_SRCS := $(wildcard daemon/*.c)
-DAEMON_LIB_SRCS := $(filter-out daemon/main.c daemon/loader.c,$(DAEMON_SRCS))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window dbscan features classify analysis kvref

@@ -276,6 +276,19 @@ static void check_summary(const struct daemon *d, bool want_no_drops)
 		assert_int_equal(dropped, 0);
 }
 
+static int count_in_file(const char *path, const char *needle)
+{
+	char line[MAX_LINE];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
 static long helper_pid(const char *out)
 {
 	const char *p = strstr(out, "pid ");
@@ -517,7 +530,13 @@ static void cli__running_daemon__stats_and_top(void **state)
 	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s top x 2>&1", build, d.sock);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "error: invalid count"));
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s clusters", build, d.sock);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "clusters: "));
+	/* SIGUSR1 prints the cluster table on the daemon's stdout */
+	assert_int_equal(kill(d.pid, SIGUSR1), 0);
 	assert_int_equal(daemon_wait(&d), 0);
+	assert_true(count_in_file(d.out, "clusters: ") >= 2);
 	/* the socket goes away with the daemon */
 	assert_int_equal(access(d.sock, F_OK), -1);
 }
