@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -209,31 +210,14 @@ static void tab_delete(struct kv_cache *kc, uint64_t hash)
 
 /* ---- swap file ---- */
 
-static int write_full(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(fd, p, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
-static int read_full(int fd, void *buf, size_t len, off_t off)
+/* pwrite or pread all of len bytes, through short transfers and EINTR. */
+static int io_full(int fd, void *buf, size_t len, off_t off, bool out)
 {
 	char *p = buf;
 	ssize_t n;
 
 	while (len) {
-		n = pread(fd, p, len, off);
+		n = out ? pwrite(fd, p, len, off) : pread(fd, p, len, off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -296,7 +280,7 @@ static void block_evict(struct kv_cache *kc, int b)
 	kc->st.evicted++;
 	if (kc->fd >= 0)
 		s = slot_get(kc);
-	if (s >= 0 && write_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s)) < 0) {
+	if (s >= 0 && io_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s), true) < 0) {
 		kc->st.swap_errors++;
 		slot_put(kc, s);
 		s = -1;
@@ -396,7 +380,7 @@ static int block_swap_in(struct kv_cache *kc, uint64_t h, int s)
 		list_append(&kc->slot_lru, kc->slot_link, s);
 		return -1;
 	}
-	if (read_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s)) < 0) {
+	if (io_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s), false) < 0) {
 		kc->st.swap_errors++;
 		tab_delete(kc, h);
 		slot_put(kc, s);
