@@ -17,12 +17,16 @@ static const char doc[] =
 "cachescoped -- watch slab, page-cache and KV-cache behaviour\n"
 "\n"
 "Traces kmem_cache/kmalloc allocations and frees and page-cache inserts and\n"
-"deletes with BPF, aggregates them per (window, key) and writes CSV rows.\n"
-"Needs root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF.\n"
+"deletes with BPF, turns each (window, key) into a 5-D feature vector,\n"
+"clusters the recent vectors with DBSCAN every second and labels them\n"
+"thrash, false_sharing, leak or normal with a reason.  Needs root (or\n"
+"CAP_BPF + CAP_PERFMON) and a kernel with BTF.  SIGUSR1 prints the cluster\n"
+"table; the cachescope CLI asks for it over the control socket.\n"
 "\n"
 "Examples:\n"
 "  cachescoped --duration 10 --csv /tmp/cs.csv\n"
-"  cachescoped --pid 1234 --window-ms 250 -v\n";
+"  cachescoped --pid 1234 --window-ms 250 -v\n"
+"  cachescoped --workload mixed --duration 60 --csv run.csv\n";
 
 enum {
 	OPT_RING_KB = 0x100,
