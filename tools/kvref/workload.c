@@ -104,6 +104,7 @@ struct slot {
 	struct kv_state st;
 	uint64_t rng;
 	uint64_t *counter;	/* this worker's token counter */
+	double fe_cpu_s, wk_cpu_s;	/* each thread's CPU time, at its end */
 };
 
 struct phase {
@@ -140,6 +141,14 @@ static double cpu_seconds(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static double thread_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void pin(int cpu)
@@ -284,6 +293,7 @@ static void *worker_main(void *arg)
 		if (write(rq->efd, &one, sizeof(one)) != sizeof(one))
 			break;
 	}
+	s->wk_cpu_s = thread_cpu_seconds();
 	return NULL;
 }
 
@@ -345,6 +355,7 @@ static void *frontend_main(void *arg)
 	}
 	if (write(s->sv[0], &none, sizeof(none)) != sizeof(none))
 		shutdown(s->sv[0], SHUT_WR);
+	s->fe_cpu_s = thread_cpu_seconds();
 	return NULL;
 }
 
@@ -471,6 +482,11 @@ static int run_phase(const struct kv_model *m, const struct workload_opts *opts,
 
 	rep->end_s = (mono_ns() - t0) / 1e9;
 	rep->cpu_s = cpu_seconds() - cpu0;
+	rep->nslots = nslots < 64 ? nslots : 64;
+	for (i = 0; i < rep->nslots; i++) {
+		rep->worker_cpu_s[i] = slots[i].wk_cpu_s;
+		rep->frontend_cpu_s[i] = slots[i].fe_cpu_s;
+	}
 	rep->requests = ph->requests;
 	rep->tokens = ph->tokens;
 	rep->prefill_tokens = ph->prefill;
@@ -545,6 +561,11 @@ void report_print(const struct run_report *rep, FILE *out)
 			(unsigned long long)p->handoffs_same_cpu,
 			(unsigned long long)p->swap_file_drops, (unsigned long long)p->failed,
 			p->cpu_s);
+		fprintf(out, "      threads (CPU s):");
+		for (int k = 0; k < p->nslots; k++)
+			fprintf(out, " worker%d %.1f front%d %.2f", k, p->worker_cpu_s[k], k,
+				p->frontend_cpu_s[k]);
+		fputc('\n', out);
 	}
 }
 
@@ -564,7 +585,7 @@ void report_json(const struct run_report *rep, FILE *out)
 			"\"swap_outs\": %llu, \"swap_ins\": %llu, \"swap_ins_recent\": %llu, "
 			"\"leaked_seqs\": %llu, \"leaked_fds\": %llu, \"handoffs_cross_cpu\": %llu, "
 			"\"handoffs_same_cpu\": %llu, \"swap_file_drops\": %llu, \"failed\": %llu, "
-			"\"cpu_s\": %.3f}",
+			"\"cpu_s\": %.3f",
 			i ? ", " : "", scenario_name(p->scenario), p->start_s, p->end_s,
 			(unsigned long long)p->start_mono_ns, (unsigned long long)p->requests,
 			(unsigned long long)p->tokens, (unsigned long long)p->prefill_tokens,
@@ -576,6 +597,13 @@ void report_json(const struct run_report *rep, FILE *out)
 			(unsigned long long)p->handoffs_same_cpu,
 			(unsigned long long)p->swap_file_drops, (unsigned long long)p->failed,
 			p->cpu_s);
+		fprintf(out, ", \"worker_cpu_s\": [");
+		for (int k = 0; k < p->nslots; k++)
+			fprintf(out, "%s%.3f", k ? ", " : "", p->worker_cpu_s[k]);
+		fprintf(out, "], \"frontend_cpu_s\": [");
+		for (int k = 0; k < p->nslots; k++)
+			fprintf(out, "%s%.3f", k ? ", " : "", p->frontend_cpu_s[k]);
+		fprintf(out, "]}");
 	}
 	fprintf(out, "]}\n");
 }

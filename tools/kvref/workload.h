@@ -50,6 +50,9 @@ struct phase_report {
 	uint64_t swap_file_drops;	/* posix_fadvise(DONTNEED) of the swap file */
 	uint64_t failed;		/* requests that found no free block */
 	double cpu_s;			/* CPU time of the process in the phase */
+	int nslots;
+	double worker_cpu_s[64];	/* CPU time of each worker thread */
+	double frontend_cpu_s[64];	/* and of its front end */
 	struct kv_cache_stats kv;
 };
 
