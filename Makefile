@@ -27,8 +27,12 @@ CFLAGS ?= -g -O2
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
 	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
 LDLIBS := -lbpf -lelf -lz -lm
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) \
-	-Ibpf -Wall -Werror -MMD -MP
+# the system include dirs clang would search for the host, so that libbpf's
+# usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
+CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) \
+	-Ibpf $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror -MMD -MP
 
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)

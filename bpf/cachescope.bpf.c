@@ -19,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
 #include "cachescope.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -639,6 +640,77 @@ int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	return handle_exec();
+}
+
+/* ---- kvref's USDT probes: the user-space KV cache ---- */
+
+static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, cpu;
+	struct cs_stats *st;
+	struct cs_event *e;
+	void *ring = NULL;
+
+	if (!traced(tgid))
+		return 0;
+	remember_comm(tgid);
+	st = stats_get();
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->tgid = tgid;
+	e->pid = (__u32)id;
+	e->cpu = cpu;
+	e->node = bpf_get_numa_node_id();
+	e->type = CS_EV_KV;
+	e->flags = 0;
+	e->order = 0;
+	e->kv.hash = hash;
+	e->kv.arg = arg;
+	e->kv.block = block;
+	e->kv.op = op;
+	event_submit(e, ring);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(kv_block_alloc, long block, __u64 hash, long arg)
+{
+	return emit_kv(CS_KV_USE, block, hash, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(kv_prefix_hit, long block, __u64 hash, long refcnt)
+{
+	/* a cached or swapped-in block taken up again is in use once more */
+	return refcnt == 1 ? emit_kv(CS_KV_USE, block, hash, 0) : 0;
+}
+
+SEC("usdt")
+int BPF_USDT(kv_release, long block, __u64 hash, long arg)
+{
+	return emit_kv(CS_KV_RELEASE, block, hash, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(kv_swap_out, long block, __u64 hash, long slot)
+{
+	return emit_kv(CS_KV_SWAP_OUT, block, hash, slot);
+}
+
+SEC("usdt")
+int BPF_USDT(kv_swap_in, long block, __u64 hash, long evictions)
+{
+	return emit_kv(CS_KV_SWAP_IN, block, hash, evictions);
+}
+
+SEC("usdt")
+int BPF_USDT(kv_pool, long n_blocks, long block_bytes, long block_size)
+{
+	return emit_kv(CS_KV_POOL, n_blocks, 0, block_bytes);
 }
 
 /* ---- classic tracepoints, for kernels without the BTF ones ---- */

@@ -40,6 +40,16 @@ enum cs_event_type {
 	CS_EV_SLAB_FREE = 2,
 	CS_EV_PAGE_ADD = 3,
 	CS_EV_PAGE_DEL = 4,
+	CS_EV_KV = 5,		/* a KV-cache block event from kvref's USDT probes */
+};
+
+/* cs_event.kv.op */
+enum cs_kv_op {
+	CS_KV_USE = 1,		/* block taken into use (alloc, or reused at refcount 1) */
+	CS_KV_RELEASE = 2,	/* last reference dropped */
+	CS_KV_SWAP_OUT = 3,	/* evicted to the swap file */
+	CS_KV_SWAP_IN = 4,	/* read back; arg: evictions since its swap-out */
+	CS_KV_POOL = 5,		/* a pool was made: block = n_blocks, arg = block bytes */
 };
 
 /* cs_event.flags */
@@ -83,6 +93,12 @@ struct cs_event {
 			__u64 refault_ns;
 			__u64 refault_dist;
 		} page;
+		struct {
+			__u64 hash;
+			__s64 arg;
+			__u32 block;
+			__u32 op;	/* enum cs_kv_op */
+		} kv;
 	};
 };
 

@@ -23,6 +23,10 @@ int event_decode(const void *data, size_t size, struct cs_event *out)
 		if (e.order > 31)
 			return -EINVAL;
 		break;
+	case CS_EV_KV:
+		if (e.kv.op < CS_KV_USE || e.kv.op > CS_KV_POOL)
+			return -EINVAL;
+		break;
 	default:
 		return -EINVAL;
 	}

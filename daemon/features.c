@@ -21,6 +21,8 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	struct evidence e = { 0 };
 	struct fvec v;
 
+	if (r->acc->key.domain == DOM_KV)	/* blocks taken, released, swapped */
+		ops += s->kv_swap_outs + s->kv_swap_ins;
 	if (ops < FEAT_MIN_OPS && !s->refaults)
 		return false;
 

@@ -351,6 +351,37 @@ cleanup:
 	return err;
 }
 
+int loader_attach_usdt(struct loader *ld, const char *binary)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *probe;
+	} usdt[] = {
+		{ ld->skel->progs.kv_block_alloc, &ld->skel->links.kv_block_alloc, "block_alloc" },
+		{ ld->skel->progs.kv_prefix_hit, &ld->skel->links.kv_prefix_hit, "prefix_hit" },
+		{ ld->skel->progs.kv_release, &ld->skel->links.kv_release, "release" },
+		{ ld->skel->progs.kv_swap_out, &ld->skel->links.kv_swap_out, "swap_out" },
+		{ ld->skel->progs.kv_swap_in, &ld->skel->links.kv_swap_in, "swap_in" },
+		{ ld->skel->progs.kv_pool, &ld->skel->links.kv_pool, "pool" },
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(usdt) / sizeof(usdt[0]); i++) {
+		/* the skeleton's links are destroyed with it */
+		*usdt[i].link = bpf_program__attach_usdt(usdt[i].prog, -1, binary, "kvref",
+							 usdt[i].probe, NULL);
+		if (!*usdt[i].link) {
+			err = -errno;
+			log_err("cannot attach to USDT probe kvref:%s of %s: %s", usdt[i].probe,
+				binary, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 void loader_detach(struct loader *ld)
 {
 	if (ld->skel)

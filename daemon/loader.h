@@ -47,6 +47,9 @@ struct loader_prog_stats {
  * line naming the cause and returns -errno on failure. */
 int loader_start(struct loader *ld, const struct env *env,
 		 loader_sample_fn fn, void *ctx);
+/* Attach the KV-cache programs to the USDT probes of a kvref binary, for
+ * every process that runs it.  Returns 0 or -errno (logged). */
+int loader_attach_usdt(struct loader *ld, const char *binary);
 /* Detach every program; records already in the rings stay readable. */
 void loader_detach(struct loader *ld);
 void loader_stop(struct loader *ld);

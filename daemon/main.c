@@ -481,6 +481,9 @@ static int start_workload(struct daemon *d)
 		log_err("cannot run the workload: %s: %s (build it with make)", path, strerror(errno));
 		return -errno;
 	}
+	err = loader_attach_usdt(&d->ld, path);
+	if (err)
+		return err;
 	/* kvref stops two seconds before the daemon, so its last windows close */
 	err = wl_start(&d->wl, path, d->env.workload, d->env.duration_s - 2);
 	if (err) {

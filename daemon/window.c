@@ -32,6 +32,7 @@ const char *domain_name(int domain)
 	switch (domain) {
 	case DOM_SLAB: return "slab";
 	case DOM_PAGE: return "page";
+	case DOM_KV: return "kv";
 	default: return "?";
 	}
 }
@@ -176,6 +177,15 @@ static void growth_update(struct wtable *wt, struct acc *a, struct wrow *r)
 
 /* ---- the key table ---- */
 
+static void acc_free(struct acc *a)
+{
+	if (!a)
+		return;
+	free(a->kv_use_ts);
+	free(a->kv_use_cpu);
+	free(a);
+}
+
 static uint64_t key_hash(const struct wkey *k)
 {
 	uint64_t h = k->id ^ ((uint64_t)k->tgid << 32 | k->dev) * 0x9e3779b97f4a7c15ull;
@@ -238,6 +248,8 @@ static struct acc *acc_get(struct wtable *wt, const struct wkey *k)
 	if (k->domain == DOM_PAGE)
 		snprintf(a->name, sizeof(a->name), "%u:%u:%llu", k->dev >> 20,
 			 k->dev & 0xfffff, (unsigned long long)k->id);
+	else if (k->domain == DOM_KV)
+		snprintf(a->name, sizeof(a->name), "kv-pool");
 	else if (k->id < CS_KMALLOC_ID_MAX)
 		snprintf(a->name, sizeof(a->name), "kmalloc-%llu",
 			 (unsigned long long)k->id);
@@ -283,7 +295,7 @@ void wtable_free(struct wtable *wt)
 	if (!wt)
 		return;
 	for (i = 0; i < wt->cap; i++)
-		free(wt->slots[i]);
+		acc_free(wt->slots[i]);
 	free(wt->slots);
 	free(wt);
 }
@@ -329,7 +341,7 @@ static void table_gc(struct wtable *wt)
 		if (a->last_window + idle < wt->cur && !a->live_objs &&
 		    a->slot[0].window == WINDOW_NONE &&
 		    a->slot[1].window == WINDOW_NONE) {
-			free(a);
+			acc_free(a);
 			wt->slots[i] = NULL;
 			wt->st.keys_dropped++;
 			continue;
@@ -450,6 +462,79 @@ static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
 	a->total_page_dels += pages;
 }
 
+/* kvref's blocks: in use from CS_KV_USE to CS_KV_RELEASE, counted like slab
+ * objects (with lifetime and CPU locality from per-block state); swap-ins
+ * are refaults of the block's pages. */
+static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
+{
+	uint64_t pages = a->kv_block_bytes ? (a->kv_block_bytes + 4095) / 4096 : 1;
+	uint32_t b = e->kv.block;
+
+	switch (e->kv.op) {
+	case CS_KV_POOL:
+		free(a->kv_use_ts);
+		free(a->kv_use_cpu);
+		a->kv_nblocks = e->kv.block;
+		a->kv_block_bytes = e->kv.arg > 0 ? (uint64_t)e->kv.arg : 0;
+		a->kv_use_ts = calloc(a->kv_nblocks, sizeof(*a->kv_use_ts));
+		a->kv_use_cpu = calloc(a->kv_nblocks, sizeof(*a->kv_use_cpu));
+		if (!a->kv_use_ts || !a->kv_use_cpu)
+			a->kv_nblocks = 0;
+		/* a new pool: what the last one held is gone with it */
+		a->live_objs = 0;
+		a->live_bytes = 0;
+		break;
+	case CS_KV_USE:
+		/* a swap-in fires block_alloc and then a prefix hit at
+		 * refcount 1: one taking-up, counted once */
+		if (b < a->kv_nblocks && a->kv_use_ts[b])
+			break;
+		s->allocs++;
+		s->bytes_req += a->kv_block_bytes;
+		s->bytes_alloc += a->kv_block_bytes;
+		topk_add(&s->sizes, a->kv_block_bytes);
+		topk_add(&s->sites, 0);
+		a->live_objs++;
+		a->live_bytes += a->kv_block_bytes;
+		a->total_allocs++;
+		if (b < a->kv_nblocks) {
+			a->kv_use_ts[b] = e->ts_ns;
+			a->kv_use_cpu[b] = e->cpu;
+		}
+		break;
+	case CS_KV_RELEASE:
+		/* only blocks seen taken up count, as for slab objects */
+		if (b >= a->kv_nblocks || !a->kv_use_ts[b])
+			break;
+		s->frees++;
+		s->bytes_freed += a->kv_block_bytes;
+		s->lifetime_hist[hist_bucket(e->ts_ns - a->kv_use_ts[b])]++;
+		if (a->kv_use_cpu[b] == e->cpu)
+			s->same_cpu_frees++;
+		else
+			s->remote_frees++;
+		a->kv_use_ts[b] = 0;
+		a->live_objs--;
+		a->live_bytes -= a->kv_block_bytes;
+		a->total_frees++;
+		break;
+	case CS_KV_SWAP_OUT:
+		s->kv_swap_outs++;
+		s->page_dels += pages;
+		a->total_page_dels += pages;
+		break;
+	case CS_KV_SWAP_IN:
+		s->kv_swap_ins++;
+		s->page_adds += pages;
+		s->refaults++;
+		s->refault_pages += pages;
+		s->refault_hist[hist_bucket(e->kv.arg > 0 ? e->kv.arg : 0)]++;
+		a->total_page_adds += pages;
+		a->total_refaults++;
+		break;
+	}
+}
+
 int wtable_add(struct wtable *wt, const struct cs_event *e)
 {
 	uint64_t w = wtable_window_of(wt, e->ts_ns);
@@ -478,6 +563,9 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 		k.id = e->page.ino;
 		k.dev = e->page.dev;
 		break;
+	case CS_EV_KV:
+		k.domain = DOM_KV;	/* one pool per process */
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -491,8 +579,10 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	}
 	if (k.domain == DOM_SLAB)
 		add_slab(a, s, e);
-	else
+	else if (k.domain == DOM_PAGE)
 		add_page(a, s, e);
+	else
+		add_kv(a, s, e);
 	return 0;
 }
 

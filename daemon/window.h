@@ -18,6 +18,7 @@
 enum cs_domain {
 	DOM_SLAB = 1,	/* kmem_cache and kmalloc objects */
 	DOM_PAGE = 2,	/* page-cache pages of one file */
+	DOM_KV = 3,	/* blocks of a user-space KV cache (kvref's USDT probes) */
 };
 
 const char *domain_name(int domain);
@@ -49,6 +50,7 @@ struct wslot {
 	uint64_t page_adds, page_dels;	/* pages, not folios */
 	uint64_t refaults;		/* folios that refaulted */
 	uint64_t refault_pages;
+	uint64_t kv_swap_outs, kv_swap_ins;	/* kv domain: blocks */
 	uint32_t lifetime_hist[HIST_BUCKETS];	/* log2 ns */
 	uint32_t refault_hist[HIST_BUCKETS];	/* log2 evictions */
 	struct topk sizes;	/* bytes requested */
@@ -74,6 +76,11 @@ struct acc {
 	uint32_t grow_n, grow_head;
 	uint32_t grew_windows;	/* consecutive active windows with net growth */
 	uint32_t label_counts[8];	/* vectors of this key per label (analysis) */
+	/* kv domain: the pool, and when and where each block was taken up */
+	uint64_t kv_block_bytes;
+	uint32_t kv_nblocks;
+	uint64_t *kv_use_ts;
+	uint16_t *kv_use_cpu;
 };
 
 /* One closed (window, key), with what the accumulators derive. */

@@ -60,6 +60,19 @@ static void event_decode__page_order_too_large__einval(void **state)
 	assert_int_equal(out.order, 9);
 }
 
+static void event_decode__kv_op_out_of_range__einval(void **state)
+{
+	struct cs_event in = { .type = CS_EV_KV }, out;
+
+	(void)state;
+	in.kv.op = CS_KV_SWAP_IN;
+	assert_int_equal(event_decode(&in, sizeof(in), &out), 0);
+	in.kv.op = 0;
+	assert_int_equal(event_decode(&in, sizeof(in), &out), -EINVAL);
+	in.kv.op = CS_KV_POOL + 1;
+	assert_int_equal(event_decode(&in, sizeof(in), &out), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -67,6 +80,7 @@ int main(void)
 		cmocka_unit_test(event_decode__wrong_size__einval),
 		cmocka_unit_test(event_decode__unknown_type__einval_output_untouched),
 		cmocka_unit_test(event_decode__page_order_too_large__einval),
+		cmocka_unit_test(event_decode__kv_op_out_of_range__einval),
 	};
 
 	return cmocka_run_group_tests_name("event", tests, NULL, NULL);

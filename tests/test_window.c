@@ -316,6 +316,64 @@ static void wtable_add__many_keys__table_grows_and_finds_all(void **state)
 	wtable_free(wt);
 }
 
+static struct cs_event kv_ev(uint64_t ts, uint32_t op, uint32_t block, uint16_t cpu, int64_t arg)
+{
+	struct cs_event e = { 0 };
+
+	e.ts_ns = ts;
+	e.tgid = 9;
+	e.cpu = cpu;
+	e.type = CS_EV_KV;
+	e.kv.op = op;
+	e.kv.block = block;
+	e.kv.arg = arg;
+	return e;
+}
+
+static void wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+
+	(void)state;
+	/* a pool of 8 blocks of 73728 bytes (18 pages) */
+	e = kv_ev(T0 + 1, CS_KV_POOL, 8, 0, 73728);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 10, CS_KV_USE, 3, 0, 0);
+	wtable_add(wt, &e);
+	/* a swap-in fires block_alloc and a prefix hit: counted once */
+	e = kv_ev(T0 + 20, CS_KV_USE, 5, 0, 0);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 21, CS_KV_SWAP_IN, 5, 0, 12);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 22, CS_KV_USE, 5, 0, 0);
+	wtable_add(wt, &e);
+	/* block 3 released on another CPU after 1000 ns */
+	e = kv_ev(T0 + 1010, CS_KV_RELEASE, 3, 1, 0);
+	wtable_add(wt, &e);
+	/* a release of a block never seen taken up is not counted */
+	e = kv_ev(T0 + 1020, CS_KV_RELEASE, 6, 0, 0);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 1030, CS_KV_SWAP_OUT, 7, 0, 2);
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 1);
+	assert_string_equal(rows.r[0].acc->name, "kv-pool");
+	assert_int_equal(rows.r[0].s->allocs, 2);
+	assert_int_equal(rows.r[0].s->frees, 1);
+	assert_int_equal(rows.r[0].live_objs, 1);
+	assert_int_equal(rows.r[0].live_bytes, 73728);
+	assert_int_equal(rows.r[0].s->remote_frees, 1);
+	assert_in_range(rows.r[0].lifetime_p50_ns, 512, 1023);
+	assert_int_equal(rows.r[0].s->refaults, 1);
+	assert_int_equal(rows.r[0].s->refault_pages, 18);
+	assert_int_equal(rows.r[0].s->page_adds, 18);
+	assert_int_equal(rows.r[0].s->page_dels, 18);
+	assert_in_range(rows.r[0].refault_dist_p50, 8, 15);
+	wtable_free(wt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +387,7 @@ int main(void)
 		cmocka_unit_test(topk_add__more_values_than_slots__rest_in_other),
 		cmocka_unit_test(hist_percentile__known_buckets__median_inside_bucket),
 		cmocka_unit_test(wtable_add__many_keys__table_grows_and_finds_all),
+		cmocka_unit_test(wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults),
 	};
 
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

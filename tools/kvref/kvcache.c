@@ -332,6 +332,7 @@ static void block_put(struct kv_cache *kc, int b)
 
 	if (--k->refcnt > 0)
 		return;
+	HOOK(kc, release, b, k->hash, 0);
 	if (k->hash) {
 		k->state = BLK_CACHED;
 		list_append(&kc->lru, kc->blk_link, b);

@@ -51,6 +51,7 @@ struct kv_cache_hooks {
 	kv_hook_fn *swap_in;	/* arg: evictions since its swap-out */
 	kv_hook_fn *prefix_hit;	/* arg: refcount after the hit */
 	kv_hook_fn *prefix_miss;	/* block -1; arg: index of the block in the prompt */
+	kv_hook_fn *release;	/* last reference dropped (block cached or freed); arg 0 */
 };
 
 struct kv_cache_params {

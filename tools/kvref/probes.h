@@ -8,7 +8,12 @@
  *   evict(block, hash, swapped)           swap_out(block, hash, slot)
  *   swap_in(block, hash, evictions_since) prefix_hit(block, hash, refcnt)
  *   prefix_miss(index, pool)              step_begin(seq, pos, worker)
- *   step_end(seq, pos, worker)
+ *   step_end(seq, pos, worker)            release(block, hash, 0)
+ *   pool(n_blocks, block_bytes, block_size)   at each cache's creation
+ *
+ * A block is in use from block_alloc, or from a prefix_hit that leaves its
+ * reference count at 1 (a cached or swapped-in block taken up again), until
+ * release.
  */
 #ifndef KVREF_PROBES_H
 #define KVREF_PROBES_H

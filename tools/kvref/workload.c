@@ -204,6 +204,12 @@ static void hook_prefix_miss(void *ctx, int block, uint64_t hash, int64_t arg)
 	KVREF_PROBE3(prefix_miss, arg, 0, 0);
 }
 
+static void hook_release(void *ctx, int block, uint64_t hash, int64_t arg)
+{
+	(void)ctx; (void)arg;
+	KVREF_PROBE3(release, block, hash, 0);
+}
+
 /* ---- the worker: prefill, decode, stream ---- */
 
 static int serve(struct slot *s, struct request *rq)
@@ -383,6 +389,7 @@ static int phase_cache(struct phase *ph, int slot_tag)
 {
 	const struct kv_config *c = &ph->m->config;
 	struct kv_cache_params p;
+	int err;
 
 	snprintf(ph->swap_path, sizeof(ph->swap_path), "%s/kvref-swap-%d-%d.bin",
 		 ph->opts->swap_dir, getpid(), slot_tag);
@@ -396,8 +403,12 @@ static int phase_cache(struct phase *ph, int slot_tag)
 		.alloc = hook_alloc, .free = hook_free, .evict = hook_evict,
 		.swap_out = hook_swap_out, .swap_in = hook_swap_in,
 		.prefix_hit = hook_prefix_hit, .prefix_miss = hook_prefix_miss,
+		.release = hook_release,
 	};
-	return kv_cache_new(&ph->kc, &p);
+	err = kv_cache_new(&ph->kc, &p);
+	if (!err)
+		KVREF_PROBE3(pool, p.n_blocks, kv_cache_block_bytes(ph->kc), p.block_size);
+	return err;
 }
 
 static int run_phase(const struct kv_model *m, const struct workload_opts *opts,
