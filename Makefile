@@ -51,11 +51,24 @@ ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
 
+# The CUPTI subscriber is built where the CUDA toolkit with CUPTI exists.
+CUDA ?= /usr/local/cuda
+CUPTI_LIBDIR := $(CUDA)/lib64
+HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
+CUPTI_CFLAGS = $(filter-out -MMD -MP,$(CS_CFLAGS)) -I$(CUDA)/include
+CUPTI_WRAPS := cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks \
+	cuptiActivityEnable cuptiActivityDisable cuptiActivityFlushAll \
+	cuptiActivityGetNumDroppedRecords dlopen
+ifneq ($(HAVE_CUPTI),)
+CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
+	$(OUTPUT)/tests/test_cupti
+endif
+
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit integration run vmlinux clean check-arch
 
-all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS)
+all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS)
 
 check-arch:
 	@test -f $(VMLINUX) || { echo "cachescope: no $(VMLINUX) for $$(uname -m); run 'make vmlinux' on a kernel with BTF" >&2; exit 1; }
@@ -129,6 +142,28 @@ $(OUTPUT)/bench/dbscan: $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
+
+# ---- GPU stream: the CUPTI injection library (no GPU needed to build) ----
+
+$(OUTPUT)/libcachescope_cupti.so: cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.h
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -fPIC -shared -fvisibility=hidden $< \
+		-L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
+
+$(OUTPUT)/tests/helpers/nodriver: tests/helpers/nodriver.c
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) $< -ldl -o $@
+
+# CUPTI's entry points are mocked with --wrap where no driver can answer
+$(OUTPUT)/tests/test_cupti: tests/test_cupti.c cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.h \
+		$(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) tests/test_cupti.c cuda/cupti_sub.c \
+		$(foreach f,$(CUPTI_WRAPS),-Wl,--wrap=$(f)) -L$(CUPTI_LIBDIR) -lcupti \
+		-Wl,-rpath,$(CUPTI_LIBDIR) -lcmocka -lpthread -o $@
 
 unit: $(UNIT_BINS)
 	$(Q)./tests/run.sh unit

@@ -9,6 +9,8 @@ export CS_BUILD="$B"
 
 unit="$B/tests/test_args $B/tests/test_csv $B/tests/test_event $B/tests/test_window $B/tests/test_dbscan $B/tests/test_features $B/tests/test_classify $B/tests/test_analysis $B/tests/test_kvref"
 integration="$B/tests/test_integration"
+# the CUPTI tests are built where the CUDA toolkit is
+[ ! -e /usr/local/cuda/include/cupti.h ] || unit="$unit $B/tests/test_cupti"
 case "${1:-all}" in
 unit) bins=$unit ;;
 integration) bins=$integration ;;

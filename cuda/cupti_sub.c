@@ -1,0 +1,717 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The CUPTI subscriber: CUPTI hands us buffers of activity records, we walk
+ * them and turn each record into a USDT probe of this library plus a few
+ * counters (see cupti_sub.h for the API and environment, probes.h for the
+ * probes).
+ *
+ * The one design idea: the traced process only fires probes, it never sends
+ * anything.  USDT rather than a datagram channel to the daemon because
+ *   - the daemon attaches uprobes once, by library path, and then sees
+ *     every process that loads libcachescope_cupti.so, started before or
+ *     after the daemon, with no registration and no per-process state;
+ *   - the traced process opens no socket and makes no system call per
+ *     record, and nothing can block or fail in it when the daemon is gone;
+ *   - when nobody traces, a probe costs a nop and loading its arguments.
+ * The price: records are only seen while a probe is attached (the counters
+ * stay in the process), and string arguments must be read by the BPF
+ * program while the probe fires.
+ *
+ * The CUPTI wiring follows CUPTI's documentation and Kineto: subscribe
+ * first (cuptiSubscribe is how CUPTI clients claim the one subscriber slot),
+ * register buffer callbacks, enable the kinds, flush every flush_ms from a
+ * thread with cuptiActivityFlushAll(0), and force-flush at stop and at exit.
+ * When another profiler holds CUPTI, or there is no driver, the library
+ * says so in one line on stderr and stays out of the way; those two lines
+ * are all it ever prints.  The other way round, while we record, a profiler
+ * started later in the same process (torch.profiler, Nsight) is refused by
+ * CUPTI: first subscriber wins, as CUPTI defines it.
+ */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cupti_sub.h"
+#include "probes.h"
+
+#define SUB_ALIGN 8		/* CUPTI wants 8-byte aligned buffers */
+#define SUB_MB (1024u * 1024u)
+#define SUB_PATTERN_CHARS 1024
+#define SUB_PLAIN_CHARS 256
+#define SUB_NAME "cachescope"
+
+_Static_assert(sizeof(struct cupti_sub_stats) % sizeof(uint64_t) == 0,
+	       "cupti_sub_stats must be made of 64-bit fields only");
+
+/* ---- configuration ---- */
+
+static struct {
+	pthread_once_t once;
+	char text[SUB_PATTERN_CHARS];
+	const char *pat[CUPTI_SUB_MAX_PATTERNS];
+	bool glob[CUPTI_SUB_MAX_PATTERNS];
+	unsigned int n;
+	size_t buffer_bytes;
+	unsigned int flush_ms;
+} cfg = { .once = PTHREAD_ONCE_INIT };
+
+static struct cupti_sub_stats st;
+
+#define ST_ADD(field, v) __atomic_add_fetch(&st.field, (v), __ATOMIC_RELAXED)
+
+/* Read env name as a number in [lo, hi]; def when unset, -EINVAL when bad. */
+static long cfg_number(const char *name, long lo, long hi, long def)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	return v;
+}
+
+/* Split text (already in cfg.text) into patterns; -E2BIG when too many. */
+static int cfg_split_patterns(void)
+{
+	char *p = cfg.text, *tok, *save = NULL;
+	size_t len;
+
+	cfg.n = 0;
+	for (tok = strtok_r(p, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		len = strlen(tok);
+		while (len && isspace((unsigned char)tok[len - 1]))
+			tok[--len] = '\0';
+		if (!len)
+			continue;
+		if (cfg.n == CUPTI_SUB_MAX_PATTERNS)
+			return -E2BIG;
+		cfg.glob[cfg.n] = strpbrk(tok, "*?[") != NULL;
+		cfg.pat[cfg.n++] = tok;
+	}
+	return 0;
+}
+
+/* Load the KV patterns from the environment; returns 1 when it was ignored. */
+static int cfg_load_patterns(void)
+{
+	const char *s = getenv("CACHESCOPE_KV_KERNELS");
+	int bad = 0;
+
+	if (s && strlen(s) < sizeof(cfg.text)) {
+		strcpy(cfg.text, s);
+		if (cfg_split_patterns() == 0)
+			return 0;
+	}
+	if (s)
+		bad = 1;
+	strcpy(cfg.text, CUPTI_SUB_KV_DEFAULT);
+	cfg_split_patterns();
+	return bad;
+}
+
+/* Read the whole configuration; returns the number of values ignored. */
+static int cfg_load(void)
+{
+	int bad = cfg_load_patterns();
+	long v;
+
+	v = cfg_number("CACHESCOPE_CUPTI_BUFFER_MB", 1, CUPTI_SUB_BUFFER_MB_MAX,
+		       CUPTI_SUB_BUFFER_MB_DEFAULT);
+	if (v < 0) {
+		bad++;
+		v = CUPTI_SUB_BUFFER_MB_DEFAULT;
+	}
+	cfg.buffer_bytes = (size_t)v * SUB_MB;
+	v = cfg_number("CACHESCOPE_CUPTI_FLUSH_MS", 0, CUPTI_SUB_FLUSH_MS_MAX,
+		       CUPTI_SUB_FLUSH_MS_DEFAULT);
+	if (v < 0) {
+		bad++;
+		v = CUPTI_SUB_FLUSH_MS_DEFAULT;
+	}
+	cfg.flush_ms = (unsigned int)v;
+	ST_ADD(config_errors, (uint64_t)bad);
+	return bad;
+}
+
+static void cfg_once(void)
+{
+	cfg_load();
+}
+
+static void cfg_ensure(void)
+{
+	pthread_once(&cfg.once, cfg_once);
+}
+
+/* ---- KV kernel names ---- */
+
+/*
+ * Write the plain qualified name of an Itanium-mangled name into out
+ * ("_ZN4vllm24reshape_and_cache_kernelI..." gives
+ * "vllm::reshape_and_cache_kernel") and return the offset of its last
+ * component, or -1 when name is not mangled that way.  Only the leading
+ * source names are read: template arguments, parameters and substitutions
+ * end the walk.
+ */
+static int kv_plain_name(const char *name, char *out, size_t len)
+{
+	const char *p = name + 2;
+	bool nested = false;
+	size_t o = 0, n;
+	int leaf = -1;
+	char *end;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return -1;
+	if (*p == 'L')
+		p++;
+	if (*p == 'N') {
+		nested = true;
+		p++;
+		while (*p == 'r' || *p == 'V' || *p == 'K')
+			p++;
+	}
+	while (isdigit((unsigned char)*p)) {
+		n = strtoul(p, &end, 10);
+		if (n == 0 || strnlen(end, n) < n || o + 2 + n + 1 > len)
+			break;
+		if (o) {
+			out[o++] = ':';
+			out[o++] = ':';
+		}
+		leaf = (int)o;
+		memcpy(out + o, end, n);
+		o += n;
+		p = end + n;
+		if (!nested)
+			break;
+	}
+	out[o] = '\0';
+	return leaf;
+}
+
+static bool kv_match(unsigned int i, const char *raw, const char *plain,
+		     const char *leaf)
+{
+	if (!cfg.glob[i])
+		return strstr(raw, cfg.pat[i]) != NULL;
+	if (fnmatch(cfg.pat[i], raw, 0) == 0)
+		return true;
+	return plain && (fnmatch(cfg.pat[i], plain, 0) == 0 ||
+			 fnmatch(cfg.pat[i], leaf, 0) == 0);
+}
+
+bool cupti_sub_is_kv_kernel(const char *name)
+{
+	char plain[SUB_PLAIN_CHARS];
+	const char *leaf = NULL;
+	unsigned int i;
+	int off;
+
+	if (!name)
+		return false;
+	cfg_ensure();
+	off = kv_plain_name(name, plain, sizeof(plain));
+	if (off >= 0)
+		leaf = plain + off;
+	for (i = 0; i < cfg.n; i++)
+		if (kv_match(i, name, leaf ? plain : NULL, leaf))
+			return true;
+	return false;
+}
+
+/* ---- records ---- */
+
+static void rec_kernel(const cupti_sub_kernel_rec *k)
+{
+	const char *name = k->name ? k->name : "";
+	uint64_t start = k->start, end = k->end;
+	uint32_t dev = k->deviceId, stream = k->streamId, corr = k->correlationId;
+	int32_t gx = k->gridX, gy = k->gridY, gz = k->gridZ;
+	int32_t bx = k->blockX, by = k->blockY, bz = k->blockZ;
+	uint64_t ns = start && end > start ? end - start : 0;
+
+	ST_ADD(kernels, 1);
+	ST_ADD(kernel_ns, ns);
+	if (!k->name)
+		ST_ADD(unnamed_kernels, 1);
+	CS_GPU_PROBE_KERNEL(kernel, name, start, end, dev, stream, corr,
+			    gx, gy, gz, bx, by, bz);
+	if (!cupti_sub_is_kv_kernel(k->name))
+		return;
+	ST_ADD(kv_kernels, 1);
+	ST_ADD(kv_kernel_ns, ns);
+	CS_GPU_PROBE_KERNEL(kv_kernel, name, start, end, dev, stream, corr,
+			    gx, gy, gz, bx, by, bz);
+}
+
+static void rec_memcpy(const cupti_sub_memcpy_rec *m)
+{
+	uint32_t kind = m->copyKind, src = m->srcKind, dst = m->dstKind;
+	uint64_t bytes = m->bytes, start = m->start, end = m->end;
+	uint32_t dev = m->deviceId, stream = m->streamId, corr = m->correlationId;
+
+	ST_ADD(memcpys, 1);
+	ST_ADD(memcpy_bytes, bytes);
+	ST_ADD(memcpy_bytes_by_kind[kind < CUPTI_SUB_MEMCPY_KINDS ? kind : 0],
+	       bytes);
+	CS_GPU_PROBE_MEMCPY(kind, bytes, src, dst, start, end, dev, stream, corr);
+}
+
+static void rec_memset(const cupti_sub_memset_rec *m)
+{
+	uint64_t bytes = m->bytes, start = m->start, end = m->end;
+	uint32_t dev = m->deviceId, stream = m->streamId, corr = m->correlationId;
+	uint32_t mkind = m->memoryKind;
+
+	ST_ADD(memsets, 1);
+	ST_ADD(memset_bytes, bytes);
+	CS_GPU_PROBE_MEMSET(bytes, start, end, dev, stream, corr, mkind);
+}
+
+static void rec_memory(const cupti_sub_memory_rec *m)
+{
+	uint32_t op = m->memoryOperationType, mkind = m->memoryKind;
+	uint64_t addr = m->address, bytes = m->bytes, ts = m->timestamp;
+	uint32_t dev = m->deviceId, stream = m->streamId, corr = m->correlationId;
+
+	ST_ADD(memory_records, 1);
+	if (op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) {
+		ST_ADD(mem_allocs, 1);
+		ST_ADD(mem_alloc_bytes, bytes);
+		__atomic_add_fetch(&st.mem_live_bytes, (int64_t)bytes,
+				   __ATOMIC_RELAXED);
+	} else if (op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+		ST_ADD(mem_releases, 1);
+		ST_ADD(mem_release_bytes, bytes);
+		__atomic_sub_fetch(&st.mem_live_bytes, (int64_t)bytes,
+				   __ATOMIC_RELAXED);
+	}
+	CS_GPU_PROBE_MEMORY(op, addr, bytes, ts, dev, stream, mkind, corr);
+}
+
+static void rec_ext_corr(const cupti_sub_extcorr_rec *e)
+{
+	uint32_t kind = e->externalKind, corr = e->correlationId;
+	uint64_t id = e->externalId;
+
+	ST_ADD(ext_corrs, 1);
+	CS_GPU_PROBE_EXT_CORR(kind, id, corr);
+}
+
+int cupti_sub_handle_record(const CUpti_Activity *rec)
+{
+	if (!rec)
+		return -EINVAL;
+	ST_ADD(records, 1);
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		rec_kernel((const cupti_sub_kernel_rec *)rec);
+		return 0;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		rec_memcpy((const cupti_sub_memcpy_rec *)rec);
+		return 0;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		rec_memset((const cupti_sub_memset_rec *)rec);
+		return 0;
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		rec_memory((const cupti_sub_memory_rec *)rec);
+		return 0;
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		rec_ext_corr((const cupti_sub_extcorr_rec *)rec);
+		return 0;
+	default:
+		ST_ADD(ignored, 1);
+		return CUPTI_SUB_IGNORED;
+	}
+}
+
+int cupti_sub_handle_buffer(uint8_t *buf, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	CUptiResult r;
+	int n = 0;
+
+	if (!buf)
+		return -EINVAL;
+	ST_ADD(buffers, 1);
+	ST_ADD(buffer_bytes, valid);
+	while ((r = cuptiActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS) {
+		cupti_sub_handle_record(rec);
+		n++;
+	}
+	if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) {
+		ST_ADD(buffer_errors, 1);
+		return -EIO;
+	}
+	return n;
+}
+
+void cupti_sub_get_stats(struct cupti_sub_stats *out)
+{
+	const uint64_t *src = (const uint64_t *)&st;
+	uint64_t *dst = (uint64_t *)out;
+	size_t i;
+
+	for (i = 0; i < sizeof(st) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void cupti_sub_get_config(struct cupti_sub_config *out)
+{
+	unsigned int i;
+
+	cfg_ensure();
+	memset(out, 0, sizeof(*out));
+	out->buffer_bytes = cfg.buffer_bytes;
+	out->flush_ms = cfg.flush_ms;
+	out->n_patterns = cfg.n;
+	for (i = 0; i < cfg.n; i++)
+		out->patterns[i] = cfg.pat[i];
+}
+
+/* ---- CUPTI wiring ---- */
+
+enum sub_state { SUB_IDLE, SUB_RECORDING, SUB_OUT };
+
+static struct {
+	pthread_mutex_t lock;		/* start, stop, reset */
+	enum sub_state state;
+	int out_err;			/* why SUB_OUT */
+	bool atexit_set;		/* and the fork handler */
+	CUpti_SubscriberHandle handle;
+	/* the flush thread */
+	pthread_mutex_t flock;
+	pthread_cond_t fcond;
+	pthread_t flusher;
+	bool flusher_on, flusher_stop;
+} sub = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.flock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static const CUpti_ActivityKind sub_optional_kinds[] = {
+	CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_MEMORY2,
+	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+
+int cupti_sub_reset(void)
+{
+	int n;
+
+	pthread_mutex_lock(&sub.lock);
+	if (sub.state == SUB_RECORDING) {
+		pthread_mutex_unlock(&sub.lock);
+		return -EBUSY;
+	}
+	cfg_ensure();
+	memset(&st, 0, sizeof(st));
+	n = cfg_load();
+	pthread_mutex_unlock(&sub.lock);
+	return n;
+}
+
+static void CUPTIAPI sub_buffer_requested(uint8_t **buffer, size_t *size,
+					  size_t *max_records)
+{
+	uint8_t *b = aligned_alloc(SUB_ALIGN, cfg.buffer_bytes);
+
+	*max_records = 0;
+	if (!b) {
+		ST_ADD(alloc_failures, 1);
+		*buffer = NULL;
+		*size = 0;
+		return;
+	}
+	*buffer = b;
+	*size = cfg.buffer_bytes;
+}
+
+static void CUPTIAPI sub_buffer_completed(CUcontext ctx, uint32_t stream,
+					  uint8_t *buffer, size_t size,
+					  size_t valid)
+{
+	size_t dropped = 0;
+	uint64_t total;
+
+	(void)size;
+	if (buffer && valid)
+		cupti_sub_handle_buffer(buffer, valid);
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
+	    CUPTI_SUCCESS && dropped) {
+		total = ST_ADD(dropped, dropped);
+		CS_GPU_PROBE_DROPPED((uint64_t)dropped, total);
+	}
+	free(buffer);
+}
+
+/* The subscription only claims CUPTI; no callback domain is enabled. */
+static void CUPTIAPI sub_callback(void *userdata, CUpti_CallbackDomain domain,
+				  CUpti_CallbackId cbid, const void *data)
+{
+	(void)userdata;
+	(void)domain;
+	(void)cbid;
+	(void)data;
+}
+
+static void *sub_flush_main(void *arg)
+{
+	struct timespec t;
+	int r;
+
+	(void)arg;
+	pthread_mutex_lock(&sub.flock);
+	while (!sub.flusher_stop) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec += cfg.flush_ms / 1000;
+		t.tv_nsec += (long)(cfg.flush_ms % 1000) * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		r = 0;
+		while (!sub.flusher_stop && r != ETIMEDOUT)
+			r = pthread_cond_timedwait(&sub.fcond, &sub.flock, &t);
+		if (sub.flusher_stop)
+			break;
+		pthread_mutex_unlock(&sub.flock);
+		if (cuptiActivityFlushAll(0) == CUPTI_SUCCESS)
+			ST_ADD(flushes, 1);
+		pthread_mutex_lock(&sub.flock);
+	}
+	pthread_mutex_unlock(&sub.flock);
+	return NULL;
+}
+
+/*
+ * Start the flush thread with every signal blocked, so that the process's
+ * handlers never run on it.  Returns 0 or -errno; without it, CUPTI still
+ * delivers buffers when they fill up and at the forced flush.
+ */
+static int sub_flusher_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int err;
+
+	if (cfg.flush_ms == 0)
+		return 0;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sub.fcond, &ca);
+	pthread_condattr_destroy(&ca);
+	sub.flusher_stop = false;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&sub.flusher, NULL, sub_flush_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pthread_cond_destroy(&sub.fcond);
+		return -err;
+	}
+	pthread_setname_np(sub.flusher, "cs-cupti-flush");
+	sub.flusher_on = true;
+	return 0;
+}
+
+static void sub_flusher_stop(void)
+{
+	if (!sub.flusher_on)
+		return;
+	pthread_mutex_lock(&sub.flock);
+	sub.flusher_stop = true;
+	pthread_cond_signal(&sub.fcond);
+	pthread_mutex_unlock(&sub.flock);
+	pthread_join(sub.flusher, NULL);
+	pthread_cond_destroy(&sub.fcond);
+	sub.flusher_on = false;
+}
+
+/* Map a failed CUPTI call to -EBUSY or -ENODEV, writing the reason to why. */
+static int sub_cupti_error(const char *call, CUptiResult r, char *why,
+			   size_t len)
+{
+	const char *s = NULL;
+
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		return -EBUSY;
+	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+		s = "unknown CUPTI error";
+	snprintf(why, len, "%s: %s", call, s);
+	return -ENODEV;
+}
+
+/*
+ * CUPTI answers CUPTI_ERROR_UNKNOWN to everything when libcuda is missing,
+ * so look for the driver first to say what is really wrong.  The handle is
+ * kept: CUPTI would load the driver anyway.
+ */
+static int sub_driver_check(char *why, size_t len)
+{
+	const char *e;
+
+	if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))
+		return 0;
+	if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+		return 0;
+	e = dlerror();
+	snprintf(why, len, "%s", e ? e : "cannot load libcuda.so.1");
+	return -ENODEV;
+}
+
+static void sub_disable_kinds(void)
+{
+	uint64_t kinds = __atomic_load_n(&st.enabled_kinds, __ATOMIC_RELAXED);
+	unsigned int k;
+
+	for (k = 0; k < 64; k++)
+		if (kinds & (1ull << k))
+			cuptiActivityDisable((CUpti_ActivityKind)k);
+	__atomic_store_n(&st.enabled_kinds, 0, __ATOMIC_RELAXED);
+}
+
+static void sub_enable_optional(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sub_optional_kinds) / sizeof(sub_optional_kinds[0]); i++)
+		if (cuptiActivityEnable(sub_optional_kinds[i]) == CUPTI_SUCCESS)
+			__atomic_or_fetch(&st.enabled_kinds,
+					  1ull << sub_optional_kinds[i],
+					  __ATOMIC_RELAXED);
+}
+
+/* Subscribe, register the buffers and enable the kinds; 0 or -errno. */
+static int sub_attach(char *why, size_t len)
+{
+	CUpti_SubscriberParams params = {
+		.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+		.subscriberName = SUB_NAME,
+	};
+	CUptiResult r;
+	int err;
+
+	r = cuptiSubscribe_v2(&sub.handle, sub_callback, NULL, &params);
+	if (r != CUPTI_SUCCESS)
+		return sub_cupti_error("cuptiSubscribe", r, why, len);
+	r = cuptiActivityRegisterCallbacks(sub_buffer_requested,
+					   sub_buffer_completed);
+	if (r != CUPTI_SUCCESS) {
+		err = sub_cupti_error("cuptiActivityRegisterCallbacks", r, why, len);
+		goto cleanup;
+	}
+	r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (r != CUPTI_SUCCESS) {
+		err = sub_cupti_error("cuptiActivityEnable", r, why, len);
+		goto cleanup;
+	}
+	__atomic_or_fetch(&st.enabled_kinds,
+			  1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+			  __ATOMIC_RELAXED);
+	sub_enable_optional();
+	return 0;
+cleanup:
+	cuptiUnsubscribe(sub.handle);
+	return err;
+}
+
+/* The library's only output: one line, once per process. */
+static void sub_say(int err, const char *why)
+{
+	if (err == -EBUSY)
+		fputs("cachescope-cupti: another CUPTI subscriber is active; "
+		      "not recording\n", stderr);
+	else
+		fprintf(stderr, "cachescope-cupti: no CUDA driver or device (%s); "
+			"not recording\n", why);
+}
+
+static void sub_atexit(void)
+{
+	cupti_sub_stop();
+}
+
+/*
+ * A forked child has no flush thread and cannot use its parent's CUDA
+ * context: forget the recording, so that its exit neither joins a thread
+ * that is not there nor flushes the parent's CUPTI state.
+ */
+static void sub_atfork_child(void)
+{
+	pthread_mutex_init(&sub.lock, NULL);
+	pthread_mutex_init(&sub.flock, NULL);
+	sub.flusher_on = false;
+	if (sub.state == SUB_RECORDING)
+		sub.state = SUB_IDLE;
+}
+
+int cupti_sub_start(void)
+{
+	char why[256] = "";
+	int err;
+
+	pthread_mutex_lock(&sub.lock);
+	if (sub.state != SUB_IDLE) {
+		err = sub.state == SUB_OUT ? sub.out_err : 0;
+		goto cleanup;
+	}
+	cfg_ensure();
+	err = sub_driver_check(why, sizeof(why));
+	if (!err)
+		err = sub_attach(why, sizeof(why));
+	if (err) {
+		sub.state = SUB_OUT;
+		sub.out_err = err;
+		sub_say(err, why);
+		goto cleanup;
+	}
+	sub_flusher_start();
+	sub.state = SUB_RECORDING;
+	if (!sub.atexit_set && atexit(sub_atexit) == 0 &&
+	    pthread_atfork(NULL, NULL, sub_atfork_child) == 0)
+		sub.atexit_set = true;
+cleanup:
+	pthread_mutex_unlock(&sub.lock);
+	return err;
+}
+
+int cupti_sub_stop(void)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&sub.lock);
+	if (sub.state != SUB_RECORDING)
+		goto cleanup;
+	sub_flusher_stop();
+	if (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
+		err = -EIO;
+	sub_disable_kinds();
+	cuptiUnsubscribe(sub.handle);
+	sub.state = SUB_IDLE;
+cleanup:
+	pthread_mutex_unlock(&sub.lock);
+	return err;
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	cupti_sub_start();
+	return 1;
+}

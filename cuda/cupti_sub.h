@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The CUPTI subscriber of cachescope: an injection library
+ * (libcachescope_cupti.so) that reads CUPTI activity records of a CUDA
+ * process and re-emits each as a USDT probe of provider "cachescope_gpu"
+ * (cuda/probes.h), counting what it saw.
+ *
+ * Two ways in:
+ *   CUDA_INJECTION64_PATH=/path/libcachescope_cupti.so  the CUDA driver
+ *       loads the library during cuInit and calls InitializeInjection();
+ *   linked directly: call cupti_sub_start() before the first CUDA call and
+ *       cupti_sub_stop() when done (an atexit handler stops it otherwise).
+ *
+ * The record handler (cupti_sub_handle_record) is separate from the CUPTI
+ * wiring so that it can be tested on records built by hand, without a GPU.
+ *
+ * Environment, read on the first use and by cupti_sub_reset():
+ *   CACHESCOPE_KV_KERNELS     comma-separated kernel name patterns that mark
+ *                             a KV-cache kernel: an entry with * ? or [ is
+ *                             an fnmatch glob, matched against the raw
+ *                             (mangled) name, its plain qualified name
+ *                             ("vllm::reshape_and_cache_kernel") and its
+ *                             last component; any other entry is a substring
+ *                             of the raw name.  Set but empty: no kernel is
+ *                             a KV kernel.  Default CUPTI_SUB_KV_DEFAULT.
+ *   CACHESCOPE_CUPTI_BUFFER_MB activity buffer size, 1..8 MiB (default 4)
+ *   CACHESCOPE_CUPTI_FLUSH_MS  period of cuptiActivityFlushAll(0),
+ *                             0..60000 ms, 0 = no flush thread (default 100)
+ * A value out of range or malformed is ignored (the default is used) and
+ * counted in cupti_sub_stats.config_errors.
+ */
+#ifndef CACHESCOPE_CUPTI_SUB_H
+#define CACHESCOPE_CUPTI_SUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cupti.h>
+
+#if !defined(CUPTI_API_VERSION) || CUPTI_API_VERSION < 130000
+#error "cachescope-cupti needs the CUPTI headers of CUDA 13.0 or newer (CUPTI_API_VERSION >= 130000): it reads CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemset4 and CUpti_ActivityMemory4 records"
+#endif
+
+#define CUPTI_SUB_API __attribute__((visibility("default")))
+
+/* The record versions this library reads (CUDA 13.0 headers). */
+typedef CUpti_ActivityKernel10 cupti_sub_kernel_rec;
+typedef CUpti_ActivityMemcpy6 cupti_sub_memcpy_rec;
+typedef CUpti_ActivityMemset4 cupti_sub_memset_rec;
+typedef CUpti_ActivityMemory4 cupti_sub_memory_rec;
+typedef CUpti_ActivityExternalCorrelation cupti_sub_extcorr_rec;
+
+#define CUPTI_SUB_KV_DEFAULT \
+	"reshape_and_cache*,paged_attention*,*flash*attn*kvcache*,kvref_*"
+#define CUPTI_SUB_BUFFER_MB_DEFAULT 4
+#define CUPTI_SUB_BUFFER_MB_MAX 8
+#define CUPTI_SUB_FLUSH_MS_DEFAULT 100
+#define CUPTI_SUB_FLUSH_MS_MAX 60000
+#define CUPTI_SUB_MAX_PATTERNS 32
+/* memcpy bytes are split by CUpti_ActivityMemcpyKind; larger kinds go to 0 */
+#define CUPTI_SUB_MEMCPY_KINDS 16
+
+/* cupti_sub_handle_record: a record of a kind this library does not read */
+#define CUPTI_SUB_IGNORED 1
+
+/* Counters since the last cupti_sub_reset; every field is 64 bits wide. */
+struct cupti_sub_stats {
+	uint64_t records;		/* all records handed to the handler */
+	uint64_t ignored;		/* of kinds not read here */
+	uint64_t kernels;		/* KERNEL and CONCURRENT_KERNEL */
+	uint64_t kernel_ns;		/* sum of end - start */
+	uint64_t kv_kernels;		/* kernels matching a KV pattern */
+	uint64_t kv_kernel_ns;
+	uint64_t unnamed_kernels;	/* name == NULL (never a KV kernel) */
+	uint64_t memcpys;
+	uint64_t memcpy_bytes;
+	uint64_t memcpy_bytes_by_kind[CUPTI_SUB_MEMCPY_KINDS];
+	uint64_t memsets;
+	uint64_t memset_bytes;
+	uint64_t memory_records;	/* MEMORY2, any operation */
+	uint64_t mem_allocs;
+	uint64_t mem_alloc_bytes;
+	uint64_t mem_releases;
+	uint64_t mem_release_bytes;
+	int64_t mem_live_bytes;		/* allocated - released; negative when
+					 * memory allocated before the start is
+					 * released */
+	uint64_t ext_corrs;		/* EXTERNAL_CORRELATION records */
+	uint64_t buffers;		/* buffers walked */
+	uint64_t buffer_bytes;		/* valid bytes in them */
+	uint64_t buffer_errors;		/* walks ended by an error */
+	uint64_t alloc_failures;	/* buffer requests not satisfied */
+	uint64_t dropped;		/* cuptiActivityGetNumDroppedRecords, summed */
+	uint64_t flushes;		/* periodic cuptiActivityFlushAll(0) calls */
+	uint64_t enabled_kinds;		/* bit (1 << kind) per enabled kind */
+	uint64_t config_errors;		/* environment values ignored */
+};
+
+struct cupti_sub_config {
+	size_t buffer_bytes;
+	unsigned int flush_ms;
+	unsigned int n_patterns;
+	/* owned by the library, valid until the next cupti_sub_reset */
+	const char *patterns[CUPTI_SUB_MAX_PATTERNS];
+};
+
+/*
+ * Attach to CUPTI: subscribe, register the buffer callbacks, enable
+ * CONCURRENT_KERNEL (required) then MEMCPY, MEMSET, MEMORY2 and
+ * EXTERNAL_CORRELATION (each optional), start the flush thread.  Returns 0
+ * when recording (also when already recording), -EBUSY when another CUPTI
+ * subscriber is active, -ENODEV when there is no CUDA driver or device or
+ * CUPTI refuses otherwise.  On -EBUSY and -ENODEV it prints its one line to
+ * stderr, once per process, and later calls return the same error.
+ */
+CUPTI_SUB_API int cupti_sub_start(void);
+
+/*
+ * Stop the flush thread, force-flush CUPTI's buffers (their records are
+ * handled), disable the kinds and unsubscribe.  Returns 0, also when not
+ * recording; -EIO when the forced flush failed (the rest is still done).
+ */
+CUPTI_SUB_API int cupti_sub_stop(void);
+
+/*
+ * Handle one activity record: count it and fire its probe.  Returns 0, or
+ * CUPTI_SUB_IGNORED for a kind not read here (counted in ignored), or
+ * -EINVAL when rec is NULL.  Safe to call from several threads.
+ */
+CUPTI_SUB_API int cupti_sub_handle_record(const CUpti_Activity *rec);
+
+/*
+ * Walk a completed buffer with cuptiActivityGetNextRecord and handle each
+ * record.  Returns the number of records handled, or -EIO when the walk
+ * ended with an error other than CUPTI_ERROR_MAX_LIMIT_REACHED (the records
+ * before it are handled), -EINVAL when buf is NULL.
+ */
+CUPTI_SUB_API int cupti_sub_handle_buffer(uint8_t *buf, size_t valid);
+
+/* True when name matches one of the KV-kernel patterns; false for NULL. */
+CUPTI_SUB_API bool cupti_sub_is_kv_kernel(const char *name);
+
+/* Copy the counters; each field is read atomically. */
+CUPTI_SUB_API void cupti_sub_get_stats(struct cupti_sub_stats *out);
+
+/* Copy the configuration in use. */
+CUPTI_SUB_API void cupti_sub_get_config(struct cupti_sub_config *out);
+
+/*
+ * Re-read the environment and zero the counters.  Returns the number of
+ * environment values ignored (>= 0), or -EBUSY while recording.
+ */
+CUPTI_SUB_API int cupti_sub_reset(void);
+
+/* Entry point called by the CUDA driver (CUDA_INJECTION64_PATH); returns 1. */
+CUPTI_SUB_API int InitializeInjection(void);
+
+#endif

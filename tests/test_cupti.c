@@ -1,0 +1,920 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Unit tests of the CUPTI subscriber (cuda/cupti_sub.c) without a GPU:
+ * activity records of the installed CUPTI headers' types, filled in here,
+ * go through the record handler (and once through a buffer walked by
+ * cuptiActivityGetNextRecord, which needs no driver), and the counters say
+ * what it made of them.  The wiring tests replace the CUPTI calls that need
+ * a driver with mocks (-Wl,--wrap, see WRAPPED below) to drive start, the
+ * buffer callbacks, the flush thread and stop.  The last tests run
+ * tests/helpers/nodriver with the built library injected and check that the
+ * process runs on.
+ *
+ * WRAPPED: cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks
+ *          cuptiActivityEnable cuptiActivityDisable cuptiActivityFlushAll
+ *          cuptiActivityGetNumDroppedRecords dlopen
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "../cuda/cupti_sub.h"
+
+#define VLLM_RESHAPE "_ZN4vllm24reshape_and_cache_kernelIttLNS_18Fp8KVCacheDataTypeE0EEEvPKT_S4_PT0_S7_PKlllllllPKfSB_"
+#define VLLM_RESHAPE_FLASH "_ZN4vllm30reshape_and_cache_flash_kernelIttLNS_18Fp8KVCacheDataTypeE0EEEvPKT_S4_PT0_S7_PKllllllPKfSB_"
+#define VLLM_PAGED_V2 "_ZN4vllm25paged_attention_v2_kernelIttLi128ELi16ELi128ELNS_18Fp8KVCacheDataTypeE0ELb0ELi512EEEvPfS2_PT_PKS3_PKT0_S9_ifPKiSB_iPKfiiiSD_SD_iii"
+#define GEMM "_ZN7cutlass6KernelI53cutlass_80_tensorop_f16_s16816gemm_f16_128x128_32x4_nn_align8EEvNT_6ParamsE"
+/* foo(reshape_and_cache_kernel): the KV name is a parameter type, not the function */
+#define PARAM_ONLY "_Z3foo24reshape_and_cache_kernel"
+
+static int reset_default(void **state)
+{
+	(void)state;
+	unsetenv("CACHESCOPE_KV_KERNELS");
+	unsetenv("CACHESCOPE_CUPTI_BUFFER_MB");
+	unsetenv("CACHESCOPE_CUPTI_FLUSH_MS");
+	assert_int_equal(cupti_sub_reset(), 0);
+	return 0;
+}
+
+static struct cupti_sub_stats stats(void)
+{
+	struct cupti_sub_stats s;
+
+	cupti_sub_get_stats(&s);
+	return s;
+}
+
+static cupti_sub_kernel_rec kernel_rec(const char *name, uint64_t start,
+				       uint64_t end)
+{
+	cupti_sub_kernel_rec k;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.name = name;
+	k.start = start;
+	k.end = end;
+	k.deviceId = 0;
+	k.streamId = 7;
+	k.correlationId = 42;
+	k.gridX = 128;
+	k.gridY = 4;
+	k.gridZ = 1;
+	k.blockX = 256;
+	k.blockY = 1;
+	k.blockZ = 1;
+	return k;
+}
+
+static cupti_sub_memcpy_rec memcpy_rec(uint8_t kind, uint64_t bytes)
+{
+	cupti_sub_memcpy_rec m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = kind;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = bytes;
+	m.start = 1000;
+	m.end = 2000;
+	m.streamId = 3;
+	m.copyCount = 1;
+	return m;
+}
+
+static cupti_sub_memory_rec memory_rec(CUpti_ActivityMemoryOperationType op,
+				       uint64_t addr, uint64_t bytes)
+{
+	cupti_sub_memory_rec m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m.memoryOperationType = op;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.address = addr;
+	m.bytes = bytes;
+	m.timestamp = 5000;
+	return m;
+}
+
+/* ---- kernels ---- */
+
+static void handle_record__concurrent_kernel__counts_kernel_and_time(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(GEMM, 1000, 1750);
+	struct cupti_sub_stats s;
+
+	(void)state;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	s = stats();
+	assert_int_equal(s.records, 1);
+	assert_int_equal(s.kernels, 1);
+	assert_int_equal(s.kernel_ns, 750);
+	assert_int_equal(s.kv_kernels, 0);
+	assert_int_equal(s.memcpys, 0);
+	assert_int_equal(s.ignored, 0);
+}
+
+static void handle_record__serial_kernel_kind__counted_as_kernel(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec("kvref_attend", 10, 30);
+
+	(void)state;
+	k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	assert_int_equal(stats().kernels, 1);
+	assert_int_equal(stats().kv_kernels, 1);
+}
+
+static void handle_record__kernel_without_timestamps__no_time_added(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(GEMM, 0, 0);
+	cupti_sub_kernel_rec open = kernel_rec(GEMM, 5000, 0);	/* forced flush */
+
+	(void)state;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&open), 0);
+	assert_int_equal(stats().kernels, 2);
+	assert_int_equal(stats().kernel_ns, 0);
+}
+
+static void is_kv_kernel__default_patterns__match_vllm_and_kvref(void **state)
+{
+	(void)state;
+	assert_true(cupti_sub_is_kv_kernel(VLLM_RESHAPE));
+	assert_true(cupti_sub_is_kv_kernel(VLLM_RESHAPE_FLASH));
+	assert_true(cupti_sub_is_kv_kernel(VLLM_PAGED_V2));
+	assert_true(cupti_sub_is_kv_kernel("reshape_and_cache_kernel"));
+	assert_true(cupti_sub_is_kv_kernel("paged_attention_v1_kernel"));
+	assert_true(cupti_sub_is_kv_kernel("kvref_attend"));
+	assert_true(cupti_sub_is_kv_kernel("_Z12kvref_appendPfPKfi"));
+	assert_true(cupti_sub_is_kv_kernel("flash_attn_with_kvcache_fwd"));
+}
+
+static void is_kv_kernel__default_patterns__reject_other_kernels(void **state)
+{
+	(void)state;
+	assert_false(cupti_sub_is_kv_kernel(GEMM));
+	assert_false(cupti_sub_is_kv_kernel("ampere_sgemm_128x64_nn"));
+	assert_false(cupti_sub_is_kv_kernel("my_reshape_and_cache"));
+	assert_false(cupti_sub_is_kv_kernel("flash_fwd_kernel"));
+	assert_false(cupti_sub_is_kv_kernel(PARAM_ONLY));
+	assert_false(cupti_sub_is_kv_kernel(""));
+	assert_false(cupti_sub_is_kv_kernel(NULL));
+}
+
+static void handle_record__kv_kernel__counted_as_kv_with_time(void **state)
+{
+	cupti_sub_kernel_rec kv = kernel_rec(VLLM_PAGED_V2, 100, 400);
+	cupti_sub_kernel_rec other = kernel_rec(GEMM, 500, 600);
+	struct cupti_sub_stats s;
+
+	(void)state;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&kv), 0);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&other), 0);
+	s = stats();
+	assert_int_equal(s.kernels, 2);
+	assert_int_equal(s.kv_kernels, 1);
+	assert_int_equal(s.kv_kernel_ns, 300);
+	assert_int_equal(s.kernel_ns, 400);
+}
+
+static void handle_record__custom_kv_env__replaces_defaults(void **state)
+{
+	cupti_sub_kernel_rec a = kernel_rec("my_cache_write", 1, 2);
+	cupti_sub_kernel_rec b = kernel_rec("fused_attn_decode_v2", 1, 2);
+	cupti_sub_kernel_rec c = kernel_rec(VLLM_RESHAPE, 1, 2);
+	struct cupti_sub_config cfg;
+
+	(void)state;
+	setenv("CACHESCOPE_KV_KERNELS", " my_cache_* , attn_decode, ,,", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.n_patterns, 2);
+	assert_string_equal(cfg.patterns[0], "my_cache_*");
+	assert_string_equal(cfg.patterns[1], "attn_decode");
+	cupti_sub_handle_record((CUpti_Activity *)&a);
+	cupti_sub_handle_record((CUpti_Activity *)&b);
+	cupti_sub_handle_record((CUpti_Activity *)&c);
+	assert_int_equal(stats().kernels, 3);
+	assert_int_equal(stats().kv_kernels, 2);
+	assert_false(cupti_sub_is_kv_kernel(VLLM_RESHAPE));
+	assert_false(cupti_sub_is_kv_kernel("xmy_cache_write"));
+}
+
+static void handle_record__custom_glob_on_qualified_name__matches(void **state)
+{
+	(void)state;
+	setenv("CACHESCOPE_KV_KERNELS", "vllm::*cache*", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_true(cupti_sub_is_kv_kernel(VLLM_RESHAPE));
+	assert_false(cupti_sub_is_kv_kernel(VLLM_PAGED_V2));
+	assert_false(cupti_sub_is_kv_kernel("reshape_and_cache_kernel"));
+}
+
+static void reset__empty_kv_env__no_kernel_is_kv(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec("kvref_attend", 1, 2);
+	struct cupti_sub_config cfg;
+
+	(void)state;
+	setenv("CACHESCOPE_KV_KERNELS", "", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.n_patterns, 0);
+	cupti_sub_handle_record((CUpti_Activity *)&k);
+	assert_int_equal(stats().kernels, 1);
+	assert_int_equal(stats().kv_kernels, 0);
+}
+
+static void handle_record__null_name__counted_unnamed_not_kv(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(NULL, 10, 20);
+	struct cupti_sub_stats s;
+
+	(void)state;
+	setenv("CACHESCOPE_KV_KERNELS", "*", 1);	/* would match any name */
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	s = stats();
+	assert_int_equal(s.kernels, 1);
+	assert_int_equal(s.unnamed_kernels, 1);
+	assert_int_equal(s.kv_kernels, 0);
+	assert_int_equal(s.kernel_ns, 10);
+}
+
+/* ---- copies, sets, memory ---- */
+
+static void handle_record__memcpy__bytes_summed_by_kind(void **state)
+{
+	cupti_sub_memcpy_rec h2d = memcpy_rec(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096);
+	cupti_sub_memcpy_rec h2d2 = memcpy_rec(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 100);
+	cupti_sub_memcpy_rec d2h = memcpy_rec(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 8192);
+	cupti_sub_memcpy_rec odd = memcpy_rec(200, 7);
+	struct cupti_sub_stats s;
+
+	(void)state;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&h2d), 0);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&h2d2), 0);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&d2h), 0);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&odd), 0);
+	s = stats();
+	assert_int_equal(s.memcpys, 4);
+	assert_int_equal(s.memcpy_bytes, 4096 + 100 + 8192 + 7);
+	assert_int_equal(s.memcpy_bytes_by_kind[CUPTI_ACTIVITY_MEMCPY_KIND_HTOD], 4196);
+	assert_int_equal(s.memcpy_bytes_by_kind[CUPTI_ACTIVITY_MEMCPY_KIND_DTOH], 8192);
+	assert_int_equal(s.memcpy_bytes_by_kind[CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN], 7);
+	assert_int_equal(s.memcpy_bytes_by_kind[CUPTI_ACTIVITY_MEMCPY_KIND_DTOD], 0);
+	assert_int_equal(s.kernels, 0);
+}
+
+static void handle_record__memset__bytes_summed(void **state)
+{
+	cupti_sub_memset_rec m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	m.bytes = 1 << 20;
+	m.start = 10;
+	m.end = 20;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&m), 0);
+	m.bytes = 64;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&m), 0);
+	assert_int_equal(stats().memsets, 2);
+	assert_int_equal(stats().memset_bytes, (1 << 20) + 64);
+	assert_int_equal(stats().memcpys, 0);
+}
+
+static void handle_record__memory_alloc_release__live_bytes(void **state)
+{
+	cupti_sub_memory_rec a1 = memory_rec(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+					     0x7f0000000000ull, 1 << 20);
+	cupti_sub_memory_rec a2 = memory_rec(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+					     0x7f0000100000ull, 4096);
+	cupti_sub_memory_rec r1 = memory_rec(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
+					     0x7f0000000000ull, 1 << 20);
+	cupti_sub_memory_rec bad = memory_rec(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID,
+					      0x1000, 999);
+	struct cupti_sub_stats s;
+
+	(void)state;
+	cupti_sub_handle_record((CUpti_Activity *)&a1);
+	cupti_sub_handle_record((CUpti_Activity *)&a2);
+	assert_int_equal(stats().mem_live_bytes, (1 << 20) + 4096);
+	cupti_sub_handle_record((CUpti_Activity *)&r1);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&bad), 0);
+	s = stats();
+	assert_int_equal(s.memory_records, 4);
+	assert_int_equal(s.mem_allocs, 2);
+	assert_int_equal(s.mem_releases, 1);
+	assert_int_equal(s.mem_alloc_bytes, (1 << 20) + 4096);
+	assert_int_equal(s.mem_release_bytes, 1 << 20);
+	assert_int_equal(s.mem_live_bytes, 4096);
+}
+
+static void handle_record__release_before_alloc__live_goes_negative(void **state)
+{
+	cupti_sub_memory_rec r = memory_rec(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
+					    0x2000, 512);
+
+	(void)state;
+	cupti_sub_handle_record((CUpti_Activity *)&r);
+	assert_true(stats().mem_live_bytes == -512);
+}
+
+static void handle_record__external_correlation__counted(void **state)
+{
+	cupti_sub_extcorr_rec e;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+	e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+	e.externalId = 77;
+	e.correlationId = 42;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&e), 0);
+	assert_int_equal(stats().ext_corrs, 1);
+	assert_int_equal(stats().ignored, 0);
+}
+
+/* ---- the rest ---- */
+
+static void handle_record__unknown_kind__counted_ignored(void **state)
+{
+	CUpti_Activity marker = { .kind = CUPTI_ACTIVITY_KIND_MARKER };
+	CUpti_Activity bogus = { .kind = (CUpti_ActivityKind)12345 };
+	struct cupti_sub_stats s;
+
+	(void)state;
+	assert_int_equal(cupti_sub_handle_record(&marker), CUPTI_SUB_IGNORED);
+	assert_int_equal(cupti_sub_handle_record(&bogus), CUPTI_SUB_IGNORED);
+	s = stats();
+	assert_int_equal(s.records, 2);
+	assert_int_equal(s.ignored, 2);
+	assert_int_equal(s.kernels + s.memcpys + s.memsets + s.memory_records +
+			 s.ext_corrs, 0);
+}
+
+static void handle_record__null_record__einval(void **state)
+{
+	(void)state;
+	assert_int_equal(cupti_sub_handle_record(NULL), -EINVAL);
+	assert_int_equal(stats().records, 0);
+}
+
+static void handle_buffer__packed_records__each_handled(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(VLLM_RESHAPE, 100, 200);
+	cupti_sub_memcpy_rec m = memcpy_rec(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 333);
+	cupti_sub_memory_rec a = memory_rec(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+					    0x4000, 1000);
+	size_t len = sizeof(k) + sizeof(m) + sizeof(a);
+	uint8_t *buf = aligned_alloc(8, 4096);
+	struct cupti_sub_stats s;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, 0, 4096);
+	memcpy(buf, &k, sizeof(k));
+	memcpy(buf + sizeof(k), &m, sizeof(m));
+	memcpy(buf + sizeof(k) + sizeof(m), &a, sizeof(a));
+	assert_int_equal(cupti_sub_handle_buffer(buf, len), 3);
+	s = stats();
+	assert_int_equal(s.buffers, 1);
+	assert_int_equal(s.buffer_bytes, len);
+	assert_int_equal(s.buffer_errors, 0);
+	assert_int_equal(s.kernels, 1);
+	assert_int_equal(s.kv_kernels, 1);
+	assert_int_equal(s.memcpy_bytes_by_kind[CUPTI_ACTIVITY_MEMCPY_KIND_DTOD], 333);
+	assert_int_equal(s.mem_live_bytes, 1000);
+	assert_int_equal(cupti_sub_handle_buffer(NULL, 0), -EINVAL);
+	free(buf);
+}
+
+static void handle_buffer__bogus_record_kind__eio_after_good_ones(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(GEMM, 100, 200);
+	uint32_t bogus = 12345;
+	uint8_t *buf = aligned_alloc(8, 4096);
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, 0, 4096);
+	memcpy(buf, &k, sizeof(k));
+	memcpy(buf + sizeof(k), &bogus, sizeof(bogus));
+	assert_int_equal(cupti_sub_handle_buffer(buf, sizeof(k) + 64), -EIO);
+	assert_int_equal(stats().kernels, 1);
+	assert_int_equal(stats().buffer_errors, 1);
+	free(buf);
+}
+
+static void reset__bad_env_values__defaults_used_and_counted(void **state)
+{
+	struct cupti_sub_config cfg;
+	char many[400] = "";
+	int i;
+
+	(void)state;
+	setenv("CACHESCOPE_CUPTI_BUFFER_MB", "9", 1);
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "10ms", 1);
+	for (i = 0; i < CUPTI_SUB_MAX_PATTERNS + 1; i++)
+		strcat(many, "k,");
+	setenv("CACHESCOPE_KV_KERNELS", many, 1);
+	assert_int_equal(cupti_sub_reset(), 3);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.buffer_bytes, CUPTI_SUB_BUFFER_MB_DEFAULT << 20);
+	assert_int_equal(cfg.flush_ms, CUPTI_SUB_FLUSH_MS_DEFAULT);
+	assert_int_equal(cfg.n_patterns, 4);
+	assert_string_equal(cfg.patterns[3], "kvref_*");
+	assert_int_equal(stats().config_errors, 3);
+}
+
+static void reset__good_env_values__used(void **state)
+{
+	struct cupti_sub_config cfg;
+
+	(void)state;
+	setenv("CACHESCOPE_CUPTI_BUFFER_MB", "1", 1);
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "0", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.buffer_bytes, 1 << 20);
+	assert_int_equal(cfg.flush_ms, 0);
+	setenv("CACHESCOPE_CUPTI_BUFFER_MB", "8", 1);
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "250", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.buffer_bytes, 8 << 20);
+	assert_int_equal(cfg.flush_ms, 250);
+	assert_int_equal(stats().config_errors, 0);
+}
+
+static void reset__after_records__counters_zero(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec("kvref_attend", 1, 5);
+
+	(void)state;
+	cupti_sub_handle_record((CUpti_Activity *)&k);
+	assert_int_equal(stats().kv_kernels, 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(stats().records, 0);
+	assert_int_equal(stats().kv_kernels, 0);
+	assert_int_equal(stats().kernel_ns, 0);
+}
+
+/* ---- the injected library in a process without a driver ---- */
+
+struct run {
+	int status;
+	char err[4096];
+};
+
+/* Run prog with one extra environment variable; stderr is kept. */
+static int run_prog(const char *prog, const char *var, const char *val,
+		    struct run *r)
+{
+	int fd[2];
+	ssize_t n;
+	size_t o = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (pipe(fd) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(fd[0]);
+		dup2(fd[1], 2);
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(126);
+		unsetenv("CUDA_INJECTION64_PATH");
+		unsetenv("LD_PRELOAD");
+		setenv(var, val, 1);
+		execl(prog, prog, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while ((n = read(fd[0], r->err + o, sizeof(r->err) - 1 - o)) > 0)
+		o += (size_t)n;
+	close(fd[0]);
+	if (waitpid(pid, &r->status, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+void *__real_dlopen(const char *file, int mode);
+
+/* The real dlopen: is there a CUDA driver on this machine? */
+static bool have_driver(void)
+{
+	return __real_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) != NULL;
+}
+
+/* ---- CUPTI mocks (linked with -Wl,--wrap) ---- */
+
+static struct {
+	bool fake_driver;		/* dlopen("libcuda.so.1") succeeds */
+	CUptiResult subscribe_rc, register_rc, kernel_rc, memory2_rc;
+	int subscribes, unsubscribes, flush0, flush_forced;
+	uint64_t enabled, disabled;	/* bit per kind */
+	size_t dropped;			/* next GetNumDroppedRecords answer */
+	CUpti_BuffersCallbackRequestFunc requested;
+	CUpti_BuffersCallbackCompleteFunc completed;
+} mock;
+
+void *__wrap_dlopen(const char *file, int mode);
+
+void *__wrap_dlopen(const char *file, int mode)
+{
+	if (mock.fake_driver && file && strcmp(file, "libcuda.so.1") == 0)
+		return &mock;
+	return __real_dlopen(file, mode);
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiSubscribe_v2(CUpti_SubscriberHandle *h,
+					       CUpti_CallbackFunc cb, void *u,
+					       CUpti_SubscriberParams *p);
+CUptiResult CUPTIAPI __wrap_cuptiSubscribe_v2(CUpti_SubscriberHandle *h,
+					       CUpti_CallbackFunc cb, void *u,
+					       CUpti_SubscriberParams *p)
+{
+	(void)cb;
+	(void)u;
+	assert_non_null(p);
+	assert_string_equal(p->subscriberName, "cachescope");
+	if (mock.subscribe_rc != CUPTI_SUCCESS)
+		return mock.subscribe_rc;
+	mock.subscribes++;
+	*h = (CUpti_SubscriberHandle)&mock;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiUnsubscribe(CUpti_SubscriberHandle h);
+CUptiResult CUPTIAPI __wrap_cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+	assert_ptr_equal(h, &mock);
+	mock.unsubscribes++;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiActivityRegisterCallbacks(
+	CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done);
+CUptiResult CUPTIAPI __wrap_cuptiActivityRegisterCallbacks(
+	CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done)
+{
+	if (mock.register_rc != CUPTI_SUCCESS)
+		return mock.register_rc;
+	mock.requested = req;
+	mock.completed = done;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiActivityEnable(CUpti_ActivityKind kind);
+CUptiResult CUPTIAPI __wrap_cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && mock.kernel_rc)
+		return mock.kernel_rc;
+	if (kind == CUPTI_ACTIVITY_KIND_MEMORY2 && mock.memory2_rc)
+		return mock.memory2_rc;
+	/* CONCURRENT_KERNEL first, as the CUPTI documentation asks */
+	if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		assert_true(mock.enabled & (1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+	mock.enabled |= 1ull << kind;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiActivityDisable(CUpti_ActivityKind kind);
+CUptiResult CUPTIAPI __wrap_cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	mock.disabled |= 1ull << kind;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiActivityFlushAll(uint32_t flag);
+CUptiResult CUPTIAPI __wrap_cuptiActivityFlushAll(uint32_t flag)
+{
+	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+		__atomic_add_fetch(&mock.flush_forced, 1, __ATOMIC_SEQ_CST);
+	else
+		__atomic_add_fetch(&mock.flush0, 1, __ATOMIC_SEQ_CST);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiActivityGetNumDroppedRecords(CUcontext c,
+							     uint32_t s, size_t *d);
+CUptiResult CUPTIAPI __wrap_cuptiActivityGetNumDroppedRecords(CUcontext c,
+							     uint32_t s, size_t *d)
+{
+	(void)c;
+	(void)s;
+	*d = mock.dropped;
+	mock.dropped = 0;
+	return CUPTI_SUCCESS;
+}
+
+static int reset_mock(void **state)
+{
+	memset(&mock, 0, sizeof(mock));
+	mock.fake_driver = true;
+	return reset_default(state);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- CUPTI wiring, on the mocks ---- */
+
+static void start__driver_present__enables_kinds_and_flushes(void **state)
+{
+	const uint64_t want = 1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL |
+			      1ull << CUPTI_ACTIVITY_KIND_MEMCPY |
+			      1ull << CUPTI_ACTIVITY_KIND_MEMSET |
+			      1ull << CUPTI_ACTIVITY_KIND_MEMORY2 |
+			      1ull << CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+	int i;
+
+	(void)state;
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "5", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_int_equal(cupti_sub_start(), 0);		/* already recording */
+	assert_int_equal(mock.subscribes, 1);
+	assert_int_equal(mock.enabled, want);
+	assert_int_equal(stats().enabled_kinds, want);
+	assert_int_equal(cupti_sub_reset(), -EBUSY);
+	for (i = 0; i < 200 && __atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST) < 3; i++)
+		sleep_ms(5);
+	assert_true(__atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST) >= 3);
+	assert_int_equal(mock.flush_forced, 0);
+	assert_int_equal(cupti_sub_stop(), 0);
+	assert_int_equal(mock.flush_forced, 1);
+	assert_int_equal(mock.disabled, want);
+	assert_int_equal(mock.unsubscribes, 1);
+	assert_true(stats().flushes >= 3);
+	i = mock.flush0;
+	sleep_ms(30);
+	assert_int_equal(mock.flush0, i);		/* the thread is gone */
+	assert_int_equal(cupti_sub_stop(), 0);		/* not recording */
+	assert_int_equal(mock.flush_forced, 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+}
+
+static void start__memory2_refused__records_without_it(void **state)
+{
+	(void)state;
+	mock.memory2_rc = CUPTI_ERROR_NOT_COMPATIBLE;
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_false(stats().enabled_kinds & (1ull << CUPTI_ACTIVITY_KIND_MEMORY2));
+	assert_true(stats().enabled_kinds & (1ull << CUPTI_ACTIVITY_KIND_MEMCPY));
+	assert_int_equal(cupti_sub_stop(), 0);
+	assert_false(mock.disabled & (1ull << CUPTI_ACTIVITY_KIND_MEMORY2));
+}
+
+static void buffer_callbacks__records_and_drops__handled_and_freed(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(VLLM_RESHAPE, 10, 50);
+	uint8_t *buf = NULL;
+	size_t size = 0, max = 99;
+
+	(void)state;
+	setenv("CACHESCOPE_CUPTI_BUFFER_MB", "2", 1);
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "0", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_non_null(mock.requested);
+	mock.requested(&buf, &size, &max);
+	assert_non_null(buf);
+	assert_int_equal((uintptr_t)buf % 8, 0);
+	assert_int_equal(size, 2 << 20);
+	assert_int_equal(max, 0);
+	memcpy(buf, &k, sizeof(k));
+	memcpy(buf + sizeof(k), &k, sizeof(k));
+	mock.dropped = 5;
+	mock.completed(NULL, 0, buf, size, 2 * sizeof(k));	/* frees buf */
+	assert_int_equal(stats().kv_kernels, 2);
+	assert_int_equal(stats().dropped, 5);
+	mock.dropped = 2;
+	mock.completed(NULL, 0, NULL, 0, 0);
+	assert_int_equal(stats().dropped, 7);
+	assert_int_equal(stats().flushes, 0);		/* FLUSH_MS=0: no thread */
+	assert_int_equal(cupti_sub_stop(), 0);
+	assert_int_equal(mock.flush0, 0);
+	assert_int_equal(mock.flush_forced, 1);
+}
+
+static void stop__in_forked_child__no_flush_no_join(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "5", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_start(), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int forced = mock.flush_forced;
+
+		_exit(cupti_sub_stop() == 0 && mock.flush_forced == forced &&
+		      mock.unsubscribes == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cupti_sub_stop(), 0);		/* the parent still records */
+	assert_int_equal(mock.flush_forced, 1);
+	assert_int_equal(mock.unsubscribes, 1);
+}
+
+/* Run cupti_sub_start in a child (SUB_OUT is for good); stderr is kept. */
+static void start_in_child(struct run *r)
+{
+	int fd[2];
+	ssize_t n;
+	size_t o = 0;
+	pid_t pid;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fd[0]);
+		dup2(fd[1], 2);
+		err = cupti_sub_start();
+		if (cupti_sub_start() != err)		/* same answer, no line */
+			_exit(9);
+		_exit(err == -EBUSY ? 1 : err == -ENODEV ? 2 : err == 0 ? 0 : 3);
+	}
+	close(fd[1]);
+	while ((n = read(fd[0], r->err + o, sizeof(r->err) - 1 - o)) > 0)
+		o += (size_t)n;
+	close(fd[0]);
+	assert_int_equal(waitpid(pid, &r->status, 0), pid);
+	assert_true(WIFEXITED(r->status));
+}
+
+static void start__other_subscriber__one_line_ebusy(void **state)
+{
+	struct run r;
+
+	(void)state;
+	mock.subscribe_rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	start_in_child(&r);
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	assert_string_equal(r.err, "cachescope-cupti: another CUPTI subscriber "
+			    "is active; not recording\n");
+}
+
+static void start__register_refused_multiple__one_line_ebusy(void **state)
+{
+	struct run r;
+
+	(void)state;
+	mock.register_rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	start_in_child(&r);
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	assert_string_equal(r.err, "cachescope-cupti: another CUPTI subscriber "
+			    "is active; not recording\n");
+}
+
+static void start__kernel_kind_refused__one_line_enodev(void **state)
+{
+	struct run r;
+
+	(void)state;
+	mock.kernel_rc = CUPTI_ERROR_NOT_INITIALIZED;
+	start_in_child(&r);
+	assert_int_equal(WEXITSTATUS(r.status), 2);
+	assert_string_equal(r.err, "cachescope-cupti: no CUDA driver or device "
+			    "(cuptiActivityEnable: CUPTI_ERROR_NOT_INITIALIZED); "
+			    "not recording\n");
+}
+
+static void start__no_libcuda__one_line_enodev(void **state)
+{
+	struct run r;
+
+	(void)state;
+	if (have_driver())
+		skip();
+	mock.fake_driver = false;
+	start_in_child(&r);
+	assert_int_equal(WEXITSTATUS(r.status), 2);
+	assert_true(strncmp(r.err, "cachescope-cupti: no CUDA driver or device "
+			    "(libcuda.so.1", 56) == 0);
+	assert_int_equal(mock.subscribes, 0);
+}
+
+static void check_nodriver(const char *var)
+{
+	const char *b = getenv("CS_BUILD") ? getenv("CS_BUILD") : "build";
+	const char *want = "cachescope-cupti: no CUDA driver or device (";
+	const char *tail = "); not recording\n";
+	char prog[PATH_MAX], lib[PATH_MAX], abs[PATH_MAX];
+	struct run r;
+	size_t len;
+
+	snprintf(prog, sizeof(prog), "%s/tests/helpers/nodriver", b);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", b);
+	if (access(prog, X_OK) != 0 || access(lib, R_OK) != 0) {
+		print_message("%s or %s missing (build them first)\n", prog, lib);
+		skip();
+	}
+	if (!realpath(lib, abs))
+		fail_msg("cannot resolve %s", lib);
+	assert_int_equal(run_prog(prog, var, abs, &r), 0);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	if (have_driver()) {
+		/* a driver without work to trace: the library attaches quietly */
+		print_message("libcuda.so.1 present: expecting no output\n");
+		assert_string_equal(r.err, "");
+		return;
+	}
+	len = strlen(r.err);
+	assert_true(strncmp(r.err, want, strlen(want)) == 0);
+	assert_true(len > strlen(tail));
+	assert_string_equal(r.err + len - strlen(tail), tail);
+	assert_ptr_equal(strchr(r.err, '\n'), r.err + len - 1);	/* one line */
+}
+
+static void nodriver__injection_path_without_driver__one_line_exit_0(void **state)
+{
+	(void)state;
+	check_nodriver("CUDA_INJECTION64_PATH");
+}
+
+static void nodriver__ld_preload_without_driver__one_line_exit_0(void **state)
+{
+	(void)state;
+	check_nodriver("LD_PRELOAD");
+}
+
+#define T(f) cmocka_unit_test_setup(f, reset_default)
+#define M(f) cmocka_unit_test_setup(f, reset_mock)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(handle_record__concurrent_kernel__counts_kernel_and_time),
+		T(handle_record__serial_kernel_kind__counted_as_kernel),
+		T(handle_record__kernel_without_timestamps__no_time_added),
+		T(is_kv_kernel__default_patterns__match_vllm_and_kvref),
+		T(is_kv_kernel__default_patterns__reject_other_kernels),
+		T(handle_record__kv_kernel__counted_as_kv_with_time),
+		T(handle_record__custom_kv_env__replaces_defaults),
+		T(handle_record__custom_glob_on_qualified_name__matches),
+		T(reset__empty_kv_env__no_kernel_is_kv),
+		T(handle_record__null_name__counted_unnamed_not_kv),
+		T(handle_record__memcpy__bytes_summed_by_kind),
+		T(handle_record__memset__bytes_summed),
+		T(handle_record__memory_alloc_release__live_bytes),
+		T(handle_record__release_before_alloc__live_goes_negative),
+		T(handle_record__external_correlation__counted),
+		T(handle_record__unknown_kind__counted_ignored),
+		T(handle_record__null_record__einval),
+		T(handle_buffer__packed_records__each_handled),
+		T(handle_buffer__bogus_record_kind__eio_after_good_ones),
+		T(reset__bad_env_values__defaults_used_and_counted),
+		T(reset__good_env_values__used),
+		T(reset__after_records__counters_zero),
+		M(start__driver_present__enables_kinds_and_flushes),
+		M(start__memory2_refused__records_without_it),
+		M(buffer_callbacks__records_and_drops__handled_and_freed),
+		M(stop__in_forked_child__no_flush_no_join),
+		M(start__other_subscriber__one_line_ebusy),
+		M(start__register_refused_multiple__one_line_ebusy),
+		M(start__kernel_kind_refused__one_line_enodev),
+		M(start__no_libcuda__one_line_enodev),
+		T(nodriver__injection_path_without_driver__one_line_exit_0),
+		T(nodriver__ld_preload_without_driver__one_line_exit_0),
+	};
+
+	return cmocka_run_group_tests_name("cupti", tests, NULL, NULL);
+}
