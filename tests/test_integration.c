@@ -497,6 +497,72 @@ static void filter__pid__only_that_process(void **state)
 	assert_true(sum(&t, "filp", child, "allocs") >= 500);
 }
 
+static void filter__comm__only_tasks_of_that_name(void **state)
+{
+	const char *extra[] = { "--comm", "fdchurn", NULL };
+	struct daemon d;
+	struct table t;
+	char out[256];
+	long pid;
+	int r;
+
+	need_root(state);
+	pid = run_beside(&d, "comm", 2, extra, &t, out, sizeof(out),
+			 "cat /proc/self/status > /dev/null; %s/tests/helpers/fdchurn 300", build);
+	assert_true(t.nrows > 0);
+	for (r = 0; r < t.nrows; r++)
+		assert_string_equal(cell(&t, r, "comm"), "fdchurn");
+	assert_true(sum(&t, "filp", pid, "allocs") >= 300);
+}
+
+/* The mount point of the cgroup v2 hierarchy, or NULL. */
+static const char *cgroup2_root(void)
+{
+	static char root[256];
+	char dev[64], dir[256], type[64];
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (!f)
+		return NULL;
+	while (fscanf(f, "%63s %255s %63s %*[^\n]", dev, dir, type) == 3) {
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(root, sizeof(root), "%s", dir);
+			fclose(f);
+			return root;
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+static void filter__cgroup__only_tasks_in_it(void **state)
+{
+	const char *extra[] = { "--cgroup", NULL, NULL };
+	const char *root = cgroup2_root();
+	char cg[300], out[256];
+	struct daemon d;
+	struct table t;
+	long pid;
+	int r;
+
+	need_root(state);
+	if (!root) {
+		fprintf(stderr, "no cgroup v2 hierarchy mounted: skipped\n");
+		skip();
+	}
+	snprintf(cg, sizeof(cg), "%s/cs-test-%d", root, getpid());
+	assert_int_equal(mkdir(cg, 0755), 0);
+	extra[1] = cg;
+	pid = run_beside(&d, "cgroup", 2, extra, &t, out, sizeof(out),
+			 "cat /proc/self/status > /dev/null; sh -c 'echo $$ > %s/cgroup.procs && exec %s/tests/helpers/fdchurn 300'",
+			 cg, build);
+	rmdir(cg);
+	assert_true(t.nrows > 0);
+	for (r = 0; r < t.nrows; r++)
+		assert_int_equal(atol(cell(&t, r, "tgid")), pid);
+	assert_true(sum(&t, "filp", pid, "allocs") >= 300);
+}
+
 static void tracepoints__classic__same_events(void **state)
 {
 	const char *extra[] = { "--tracepoints", "classic", NULL };
@@ -742,6 +808,8 @@ int main(void)
 		cmocka_unit_test(slab__eventfd_leak__live_filp_grows),
 		cmocka_unit_test(page__reread_after_dontneed__refaults_on_file_key),
 		cmocka_unit_test(filter__pid__only_that_process),
+		cmocka_unit_test(filter__comm__only_tasks_of_that_name),
+		cmocka_unit_test(filter__cgroup__only_tasks_in_it),
 		cmocka_unit_test(tracepoints__classic__same_events),
 		cmocka_unit_test(cli__running_daemon__stats_and_top),
 		cmocka_unit_test(labels__fd_leak__leak_on_filp_and_dentry),
