@@ -61,7 +61,7 @@ CUPTI_WRAPS := cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks
 	cuptiActivityGetNumDroppedRecords dlopen
 ifneq ($(HAVE_CUPTI),)
 CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
-	$(OUTPUT)/tests/test_cupti
+	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed
 endif
 
 .DELETE_ON_ERROR:
@@ -152,6 +152,11 @@ $(OUTPUT)/libcachescope_cupti.so: cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.
 		-L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
 
 $(OUTPUT)/tests/helpers/nodriver: tests/helpers/nodriver.c
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) $< -ldl -o $@
+
+$(OUTPUT)/tests/helpers/gpufeed: tests/helpers/gpufeed.c cuda/cupti_sub.h
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) $< -ldl -o $@

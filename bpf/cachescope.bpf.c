@@ -713,6 +713,74 @@ int BPF_USDT(kv_pool, long n_blocks, long block_bytes, long block_size)
 	return emit_kv(CS_KV_POOL, n_blocks, 0, block_bytes);
 }
 
+/* ---- libcachescope_cupti.so's USDT probes: CUPTI records of GPU work ---- */
+
+static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes,
+				    __u64 addr, __u32 stream, __u16 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, cpu;
+	struct cs_stats *st;
+	struct cs_event *e;
+	void *ring = NULL;
+
+	if (!traced(tgid))
+		return 0;
+	remember_comm(tgid);
+	st = stats_get();
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->tgid = tgid;
+	e->pid = (__u32)id;
+	e->cpu = cpu;
+	e->node = bpf_get_numa_node_id();
+	e->type = CS_EV_GPU;
+	e->flags = 0;
+	e->order = 0;
+	e->gpu.start = start;
+	e->gpu.end = end;
+	e->gpu.bytes = bytes;
+	e->gpu.addr = addr;
+	e->gpu.stream = stream;
+	e->gpu.kind = kind;
+	e->gpu.op = op;
+	e->gpu.pad = 0;
+	event_submit(e, ring);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gpu_kernel, long name, __u64 start, __u64 end, long device, long stream)
+{
+	return emit_gpu(CS_GPU_KERNEL, start, end, 0, 0, stream, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(gpu_kv_kernel, long name, __u64 start, __u64 end, long device, long stream)
+{
+	return emit_gpu(CS_GPU_KV_KERNEL, start, end, 0, 0, stream, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(gpu_memcpy, long copy_kind, __u64 bytes, long src_kind, long dst_kind,
+	     __u64 start, __u64 end, long device, long stream)
+{
+	return emit_gpu(CS_GPU_MEMCPY, start, end, bytes, 0, stream, copy_kind);
+}
+
+SEC("usdt")
+int BPF_USDT(gpu_memory, long op, __u64 address, __u64 bytes, __u64 timestamp)
+{
+	/* CUpti_ActivityMemoryOperationType: 1 allocation, 2 release */
+	if (op != 1 && op != 2)
+		return 0;
+	return emit_gpu(op == 1 ? CS_GPU_ALLOC : CS_GPU_RELEASE, timestamp, timestamp,
+			bytes, address, 0, 0);
+}
+
 /* ---- classic tracepoints, for kernels without the BTF ones ---- */
 
 /* Classic kmem_cache_alloc has no cache pointer, only its name: hash the

@@ -41,6 +41,16 @@ enum cs_event_type {
 	CS_EV_PAGE_ADD = 3,
 	CS_EV_PAGE_DEL = 4,
 	CS_EV_KV = 5,		/* a KV-cache block event from kvref's USDT probes */
+	CS_EV_GPU = 6,		/* a CUPTI record, from libcachescope_cupti.so's probes */
+};
+
+/* cs_event.gpu.op */
+enum cs_gpu_op {
+	CS_GPU_KERNEL = 1,	/* start, end, stream */
+	CS_GPU_KV_KERNEL = 2,	/* the same, for a KV-cache kernel */
+	CS_GPU_MEMCPY = 3,	/* kind: CUpti_ActivityMemcpyKind; bytes, start, end */
+	CS_GPU_ALLOC = 4,	/* addr, bytes */
+	CS_GPU_RELEASE = 5,	/* addr, bytes */
 };
 
 /* cs_event.kv.op */
@@ -99,6 +109,15 @@ struct cs_event {
 			__u32 block;
 			__u32 op;	/* enum cs_kv_op */
 		} kv;
+		struct {
+			__u64 start, end;	/* CUPTI timestamps, ns */
+			__u64 bytes;
+			__u64 addr;
+			__u32 stream;
+			__u16 kind;
+			__u8 op;	/* enum cs_gpu_op */
+			__u8 pad;
+		} gpu;
 	};
 };
 

@@ -43,6 +43,7 @@ enum {
 	OPT_RULE,
 	OPT_RULES,
 	OPT_WORKLOAD,
+	OPT_GPU_LIB,
 };
 
 static const struct argp_option options[] = {
@@ -64,6 +65,7 @@ static const struct argp_option options[] = {
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
+	{ "gpu-lib", OPT_GPU_LIB, "PATH", 0, "Watch the CUPTI records of every process that loads this libcachescope_cupti.so (default: the one beside cachescoped, if any; 'none' for none)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
 	{ 0 },
@@ -215,6 +217,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			return EINVAL;
 		}
 		env->workload = arg;
+		return 0;
+	case OPT_GPU_LIB:
+		if (!strcmp(arg, "none"))
+			env->no_gpu = true;
+		else
+			env->gpu_lib = arg;
 		return 0;
 	case OPT_BPF_STATS:
 		env->bpf_stats = true;

@@ -27,6 +27,10 @@ int event_decode(const void *data, size_t size, struct cs_event *out)
 		if (e.kv.op < CS_KV_USE || e.kv.op > CS_KV_POOL)
 			return -EINVAL;
 		break;
+	case CS_EV_GPU:
+		if (e.gpu.op < CS_GPU_KERNEL || e.gpu.op > CS_GPU_RELEASE)
+			return -EINVAL;
+		break;
 	default:
 		return -EINVAL;
 	}

@@ -23,6 +23,8 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 
 	if (r->acc->key.domain == DOM_KV)	/* blocks taken, released, swapped */
 		ops += s->kv_swap_outs + s->kv_swap_ins;
+	if (r->acc->key.domain == DOM_GPU)	/* kernels, copies, (de)allocations */
+		ops += s->gpu_kernels + s->gpu_copies;
 	if (ops < FEAT_MIN_OPS && !s->refaults)
 		return false;
 

@@ -351,35 +351,59 @@ cleanup:
 	return err;
 }
 
-int loader_attach_usdt(struct loader *ld, const char *binary)
+struct usdt_target {
+	struct bpf_program *prog;
+	struct bpf_link **link;
+	const char *probe;
+};
+
+/* Attach each program to its probe of provider in binary, for every
+ * process; the skeleton's links are destroyed with it. */
+static int attach_usdts(const struct usdt_target *t, size_t n, const char *binary,
+			const char *provider)
 {
-	struct {
-		struct bpf_program *prog;
-		struct bpf_link **link;
-		const char *probe;
-	} usdt[] = {
-		{ ld->skel->progs.kv_block_alloc, &ld->skel->links.kv_block_alloc, "block_alloc" },
-		{ ld->skel->progs.kv_prefix_hit, &ld->skel->links.kv_prefix_hit, "prefix_hit" },
-		{ ld->skel->progs.kv_release, &ld->skel->links.kv_release, "release" },
-		{ ld->skel->progs.kv_swap_out, &ld->skel->links.kv_swap_out, "swap_out" },
-		{ ld->skel->progs.kv_swap_in, &ld->skel->links.kv_swap_in, "swap_in" },
-		{ ld->skel->progs.kv_pool, &ld->skel->links.kv_pool, "pool" },
-	};
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(usdt) / sizeof(usdt[0]); i++) {
-		/* the skeleton's links are destroyed with it */
-		*usdt[i].link = bpf_program__attach_usdt(usdt[i].prog, -1, binary, "kvref",
-							 usdt[i].probe, NULL);
-		if (!*usdt[i].link) {
+	for (i = 0; i < n; i++) {
+		*t[i].link = bpf_program__attach_usdt(t[i].prog, -1, binary, provider,
+						      t[i].probe, NULL);
+		if (!*t[i].link) {
 			err = -errno;
-			log_err("cannot attach to USDT probe kvref:%s of %s: %s", usdt[i].probe,
-				binary, strerror(-err));
+			log_err("cannot attach to USDT probe %s:%s of %s: %s", provider,
+				t[i].probe, binary, strerror(-err));
 			return err;
 		}
 	}
 	return 0;
+}
+
+int loader_attach_usdt(struct loader *ld, const char *binary)
+{
+	struct cachescope_bpf *k = ld->skel;
+	const struct usdt_target t[] = {
+		{ k->progs.kv_block_alloc, &k->links.kv_block_alloc, "block_alloc" },
+		{ k->progs.kv_prefix_hit, &k->links.kv_prefix_hit, "prefix_hit" },
+		{ k->progs.kv_release, &k->links.kv_release, "release" },
+		{ k->progs.kv_swap_out, &k->links.kv_swap_out, "swap_out" },
+		{ k->progs.kv_swap_in, &k->links.kv_swap_in, "swap_in" },
+		{ k->progs.kv_pool, &k->links.kv_pool, "pool" },
+	};
+
+	return attach_usdts(t, sizeof(t) / sizeof(t[0]), binary, "kvref");
+}
+
+int loader_attach_gpu(struct loader *ld, const char *library)
+{
+	struct cachescope_bpf *k = ld->skel;
+	const struct usdt_target t[] = {
+		{ k->progs.gpu_kernel, &k->links.gpu_kernel, "kernel" },
+		{ k->progs.gpu_kv_kernel, &k->links.gpu_kv_kernel, "kv_kernel" },
+		{ k->progs.gpu_memcpy, &k->links.gpu_memcpy, "memcpy" },
+		{ k->progs.gpu_memory, &k->links.gpu_memory, "memory" },
+	};
+
+	return attach_usdts(t, sizeof(t) / sizeof(t[0]), library, "cachescope_gpu");
 }
 
 void loader_detach(struct loader *ld)

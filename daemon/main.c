@@ -113,6 +113,8 @@ static const char *csv_columns[] = {
 	"ops_per_s", "f_freq", "f_hot", "f_entropy", "f_locality", "f_numa",
 	"growth_per_s", "grew_windows", "free_ratio", "refault_share",
 	"cluster", "label", "reason",
+	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
+	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 };
 
 static void csv_header(struct csv *c)
@@ -179,6 +181,13 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 		for (i = 0; i < 13; i++)
 			csv_str(c, "");
 	}
+	csv_u64(c, s->gpu_kernels);
+	csv_u64(c, s->gpu_kernel_ns);
+	csv_u64(c, s->gpu_copy_in_bytes);
+	csv_u64(c, s->gpu_copy_out_bytes);
+	csv_u64(c, r->tgid_gpu_kernel_ns);
+	csv_u64(c, r->tgid_gpu_kv_kernel_ns);
+	csv_u64(c, r->tgid_gpu_copy_bytes);
 	csv_end_row(c);
 }
 
@@ -461,22 +470,55 @@ static int epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-/* kvref lives beside cachescoped in the build folder or the install dir. */
-static int start_workload(struct daemon *d)
+/* A file that lives beside cachescoped (build folder or install dir). */
+static int beside_me(const char *name, char *path, size_t size)
 {
-	char exe[4096], path[4200], *slash;
+	char exe[4096], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	int err;
 
-	if (n <= 0) {
-		log_err("cannot find my own binary: %s", strerror(errno));
+	if (n <= 0)
 		return -errno;
-	}
 	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(path, sizeof(path), "%s/kvref", exe);
+	snprintf(path, size, "%s/%s", exe, name);
+	return 0;
+}
+
+/* GPU records come through the CUPTI library's probes, for every process
+ * that loads it; without the library there is nothing to watch. */
+static int watch_gpu(struct daemon *d)
+{
+	char path[4200];
+	int err;
+
+	if (d->env.no_gpu)
+		return 0;
+	if (d->env.gpu_lib)
+		snprintf(path, sizeof(path), "%s", d->env.gpu_lib);
+	else if (beside_me("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK))
+		return 0;
+	if (access(path, R_OK)) {
+		log_err("cannot watch --gpu-lib %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	err = loader_attach_gpu(&d->ld, path);
+	if (!err)
+		log_info("watching CUPTI records of every process that loads %s", path);
+	return err;
+}
+
+/* kvref lives beside cachescoped in the build folder or the install dir. */
+static int start_workload(struct daemon *d)
+{
+	char path[4200];
+	int err;
+
+	if (beside_me("kvref", path, sizeof(path))) {
+		log_err("cannot find my own binary: %s", strerror(errno));
+		return -errno;
+	}
 	if (access(path, X_OK)) {
 		log_err("cannot run the workload: %s: %s (build it with make)", path, strerror(errno));
 		return -errno;
@@ -710,6 +752,9 @@ int main(int argc, char **argv)
 		log_err("cannot set up the event loop: %s", strerror(-err));
 		goto cleanup;
 	}
+	err = watch_gpu(&d);
+	if (err)
+		goto cleanup;
 	if (d.env.workload) {
 		err = start_workload(&d);
 		if (err)

@@ -33,6 +33,7 @@ const char *domain_name(int domain)
 	case DOM_SLAB: return "slab";
 	case DOM_PAGE: return "page";
 	case DOM_KV: return "kv";
+	case DOM_GPU: return "gpu";
 	default: return "?";
 	}
 }
@@ -250,6 +251,10 @@ static struct acc *acc_get(struct wtable *wt, const struct wkey *k)
 			 k->dev & 0xfffff, (unsigned long long)k->id);
 	else if (k->domain == DOM_KV)
 		snprintf(a->name, sizeof(a->name), "kv-pool");
+	else if (k->domain == DOM_GPU)
+		snprintf(a->name, sizeof(a->name), "%s",
+			 k->id == GPU_KEY_KV_KERNELS ? "gpu-kv-kernels" :
+			 k->id == GPU_KEY_KERNELS ? "gpu-kernels" : "gpu-memory");
 	else if (k->id < CS_KMALLOC_ID_MAX)
 		snprintf(a->name, sizeof(a->name), "kmalloc-%llu",
 			 (unsigned long long)k->id);
@@ -353,13 +358,55 @@ static void table_gc(struct wtable *wt)
 	table_resize(wt, wt->cap);
 }
 
+/* The host-GPU join: what each process did on the GPU in window w. */
+struct gpu_sum {
+	uint32_t tgid;
+	uint64_t kernel_ns, kv_kernel_ns, copy_bytes;
+};
+
+#define GPU_SUMS 64
+
+static unsigned int gpu_sums(struct wtable *wt, uint64_t w, struct gpu_sum *g)
+{
+	unsigned int n = 0, j;
+	size_t i;
+
+	for (i = 0; i < wt->cap; i++) {
+		const struct acc *a = wt->slots[i];
+		const struct wslot *s;
+
+		if (!a || a->key.domain != DOM_GPU)
+			continue;
+		s = &a->slot[w & 1];
+		if (s->window != w)
+			continue;
+		for (j = 0; j < n && g[j].tgid != a->key.tgid; j++)
+			;
+		if (j == n) {
+			if (n == GPU_SUMS)
+				continue;
+			memset(&g[n], 0, sizeof(g[n]));
+			g[n++].tgid = a->key.tgid;
+		}
+		if (a->key.id == GPU_KEY_KV_KERNELS)
+			g[j].kv_kernel_ns += s->gpu_kernel_ns;
+		else
+			g[j].kernel_ns += s->gpu_kernel_ns;
+		g[j].copy_bytes += s->gpu_copy_in_bytes + s->gpu_copy_out_bytes;
+	}
+	return n;
+}
+
 static void close_window(struct wtable *wt)
 {
+	struct gpu_sum g[GPU_SUMS];
 	uint64_t w = wt->cur;
+	unsigned int ng, j;
 	struct wslot *s;
 	struct wrow r;
 	size_t i;
 
+	ng = gpu_sums(wt, w, g);
 	for (i = 0; i < wt->cap; i++) {
 		struct acc *a = wt->slots[i];
 
@@ -373,6 +420,13 @@ static void close_window(struct wtable *wt)
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
 		growth_update(wt, a, &r);
+		for (j = 0; j < ng; j++) {
+			if (g[j].tgid != a->key.tgid)
+				continue;
+			r.tgid_gpu_kernel_ns = g[j].kernel_ns;
+			r.tgid_gpu_kv_kernel_ns = g[j].kv_kernel_ns;
+			r.tgid_gpu_copy_bytes = g[j].copy_bytes;
+		}
 		if (wt->row_fn)
 			wt->row_fn(&r, wt->ctx);
 		wt->st.rows++;
@@ -535,6 +589,46 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 	}
 }
 
+/* CUPTI records: kernels (count and busy time) on their family's key,
+ * copies and device allocations on the memory key, counted like slab
+ * objects (live bytes from allocation to release). */
+static void add_gpu(struct acc *a, struct wslot *s, const struct cs_event *e)
+{
+	switch (e->gpu.op) {
+	case CS_GPU_KERNEL:
+	case CS_GPU_KV_KERNEL:
+		s->gpu_kernels++;
+		if (e->gpu.end > e->gpu.start)
+			s->gpu_kernel_ns += e->gpu.end - e->gpu.start;
+		break;
+	case CS_GPU_MEMCPY:
+		s->gpu_copies++;
+		if (e->gpu.kind == 1)		/* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */
+			s->gpu_copy_in_bytes += e->gpu.bytes;
+		else if (e->gpu.kind == 2)	/* CUPTI_ACTIVITY_MEMCPY_KIND_DTOH */
+			s->gpu_copy_out_bytes += e->gpu.bytes;
+		break;
+	case CS_GPU_ALLOC:
+		s->allocs++;
+		s->bytes_req += e->gpu.bytes;
+		s->bytes_alloc += e->gpu.bytes;
+		topk_add(&s->sizes, e->gpu.bytes);
+		topk_add(&s->sites, 0);
+		a->live_objs++;
+		a->live_bytes += e->gpu.bytes;
+		a->total_allocs++;
+		break;
+	case CS_GPU_RELEASE:
+		s->frees++;
+		s->same_cpu_frees++;	/* device memory: no CPU to be remote from */
+		s->bytes_freed += e->gpu.bytes;
+		a->live_objs--;
+		a->live_bytes -= e->gpu.bytes;
+		a->total_frees++;
+		break;
+	}
+}
+
 int wtable_add(struct wtable *wt, const struct cs_event *e)
 {
 	uint64_t w = wtable_window_of(wt, e->ts_ns);
@@ -566,6 +660,11 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	case CS_EV_KV:
 		k.domain = DOM_KV;	/* one pool per process */
 		break;
+	case CS_EV_GPU:
+		k.domain = DOM_GPU;
+		k.id = e->gpu.op == CS_GPU_KV_KERNEL ? GPU_KEY_KV_KERNELS :
+		       e->gpu.op == CS_GPU_KERNEL ? GPU_KEY_KERNELS : GPU_KEY_MEMORY;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -581,8 +680,10 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 		add_slab(a, s, e);
 	else if (k.domain == DOM_PAGE)
 		add_page(a, s, e);
-	else
+	else if (k.domain == DOM_KV)
 		add_kv(a, s, e);
+	else
+		add_gpu(a, s, e);
 	return 0;
 }
 

@@ -19,7 +19,12 @@ enum cs_domain {
 	DOM_SLAB = 1,	/* kmem_cache and kmalloc objects */
 	DOM_PAGE = 2,	/* page-cache pages of one file */
 	DOM_KV = 3,	/* blocks of a user-space KV cache (kvref's USDT probes) */
+	DOM_GPU = 4,	/* CUPTI records of a CUDA process (libcachescope_cupti.so) */
 };
+
+/* ids of the gpu domain's keys, one each per process: every kernel, the
+ * KV-cache kernels (again), copies and device allocations */
+enum { GPU_KEY_KERNELS = 1, GPU_KEY_KV_KERNELS = 2, GPU_KEY_MEMORY = 3 };
 
 const char *domain_name(int domain);
 
@@ -51,6 +56,8 @@ struct wslot {
 	uint64_t refaults;		/* folios that refaulted */
 	uint64_t refault_pages;
 	uint64_t kv_swap_outs, kv_swap_ins;	/* kv domain: blocks */
+	uint64_t gpu_kernels, gpu_kernel_ns;	/* gpu domain */
+	uint64_t gpu_copies, gpu_copy_in_bytes, gpu_copy_out_bytes;
 	uint32_t lifetime_hist[HIST_BUCKETS];	/* log2 ns */
 	uint32_t refault_hist[HIST_BUCKETS];	/* log2 evictions */
 	struct topk sizes;	/* bytes requested */
@@ -98,6 +105,8 @@ struct wrow {
 	double growth_per_s;	/* slope of live objects over the recent windows */
 	uint32_t grew_windows;	/* consecutive active windows (this one
 				 * included) whose allocs exceeded their frees */
+	/* what the same process did on the GPU in this window (any key) */
+	uint64_t tgid_gpu_kernel_ns, tgid_gpu_kv_kernel_ns, tgid_gpu_copy_bytes;
 };
 
 typedef void (*wtable_row_fn)(const struct wrow *row, void *ctx);

@@ -713,6 +713,41 @@ static void workload__mixed__every_phase_labelled_as_its_truth(void **state)
 	assert_true(rows_labelled(&t, "kv-pool", 0, "leak") > 0);
 }
 
+static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
+{
+	char out[512], lib[300];
+	struct daemon d;
+	struct table t;
+	long pid;
+	int r, joined = 0;
+
+	need_root(state);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
+	if (access(lib, R_OK)) {
+		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
+		skip();
+	}
+	/* 1 s of records: 100 rounds of 3 kernels, 2 KV kernels, 1 MiB in,
+	 * 256 KiB out, one 2 MiB allocation released a round later */
+	pid = run_beside(&d, "gpu", 3, (const char *const[]){ "--gpu-lib", lib, NULL },
+			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 1", build, lib);
+	/* gpu-kernels counts every kernel, gpu-kv-kernels the KV ones again */
+	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernels"), 500);
+	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernel_ns"), 300 * 100000 + 200 * 50000);
+	assert_int_equal(sum(&t, "gpu-kv-kernels", pid, "gpu_kernels"), 200);
+	assert_int_equal(sum(&t, "gpu-kv-kernels", pid, "gpu_kernel_ns"), 200 * 50000);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_in_bytes"), 100ull << 20);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_out_bytes"), 25ull << 20);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "allocs"), 100);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "frees"), 100);
+	/* host rows of the same process carry its GPU work of the window */
+	for (r = 0; r < t.nrows; r++)
+		joined += !strcmp(cell(&t, r, "domain"), "slab") &&
+			  atol(cell(&t, r, "tgid")) == pid &&
+			  atoll(cell(&t, r, "tgid_gpu_kernel_ns")) > 0;
+	assert_true(joined > 0);
+}
+
 static int count_lines(const char *s)
 {
 	int n = 0;
@@ -817,6 +852,7 @@ int main(void)
 		cmocka_unit_test(labels__socketpair_pingpong__false_sharing_on_skbuff),
 		cmocka_unit_test(labels__ordinary_work_and_background__normal),
 		cmocka_unit_test(workload__mixed__every_phase_labelled_as_its_truth),
+		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),
 	};

@@ -374,6 +374,52 @@ static void wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults(void **sta
 	wtable_free(wt);
 }
 
+static void wtable_close__gpu_records__gpu_keys_and_joined_host_row(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, name_filp, &rows);
+	struct cs_event e = { 0 };
+	int i;
+
+	(void)state;
+	e.type = CS_EV_GPU;
+	e.tgid = 42;
+	e.ts_ns = T0 + 5;
+	e.gpu.op = CS_GPU_KV_KERNEL;
+	e.gpu.start = 1000;
+	e.gpu.end = 51000;
+	wtable_add(wt, &e);
+	e.gpu.op = CS_GPU_MEMCPY;
+	e.gpu.kind = 1;		/* host to device */
+	e.gpu.bytes = 4096;
+	wtable_add(wt, &e);
+	e.gpu.op = CS_GPU_ALLOC;
+	e.gpu.bytes = 1 << 20;
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 6, 0x1000, 0, 64, 1);	/* a host row of tgid 42 */
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 3);
+	for (i = 0; i < rows.n; i++) {
+		const struct wrow *r = &rows.r[i];
+
+		assert_int_equal(r->tgid_gpu_kv_kernel_ns, 50000);
+		assert_int_equal(r->tgid_gpu_kernel_ns, 0);
+		assert_int_equal(r->tgid_gpu_copy_bytes, 4096);
+		if (!strcmp(r->acc->name, "gpu-memory")) {
+			assert_int_equal(r->s->allocs, 1);
+			assert_int_equal(r->live_bytes, 1 << 20);
+			assert_int_equal(r->s->gpu_copy_in_bytes, 4096);
+		} else if (!strcmp(r->acc->name, "gpu-kv-kernels")) {
+			assert_int_equal(r->s->gpu_kernels, 1);
+			assert_int_equal(r->s->gpu_kernel_ns, 50000);
+		} else {
+			assert_string_equal(r->acc->name, "filp");
+		}
+	}
+	wtable_free(wt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +434,7 @@ int main(void)
 		cmocka_unit_test(hist_percentile__known_buckets__median_inside_bucket),
 		cmocka_unit_test(wtable_add__many_keys__table_grows_and_finds_all),
 		cmocka_unit_test(wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults),
+		cmocka_unit_test(wtable_close__gpu_records__gpu_keys_and_joined_host_row),
 	};
 
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
