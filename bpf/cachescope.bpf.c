@@ -644,30 +644,39 @@ int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid,
 
 /* ---- kvref's USDT probes: the user-space KV cache ---- */
 
-static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
+/* For the USDT programs: check the filter, reserve a record of this type
+ * for the current task and fill its header; NULL when filtered or full. */
+static __always_inline struct cs_event *usdt_event(__u8 type, void **ringp)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, cpu;
-	struct cs_stats *st;
 	struct cs_event *e;
-	void *ring = NULL;
 
 	if (!traced(tgid))
-		return 0;
+		return NULL;
 	remember_comm(tgid);
-	st = stats_get();
 	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(st, &ring, cpu);
+	e = event_reserve(stats_get(), ringp, cpu);
 	if (!e)
-		return 0;
+		return NULL;
 	e->ts_ns = bpf_ktime_get_ns();
 	e->tgid = tgid;
 	e->pid = (__u32)id;
 	e->cpu = cpu;
 	e->node = bpf_get_numa_node_id();
-	e->type = CS_EV_KV;
+	e->type = type;
 	e->flags = 0;
 	e->order = 0;
+	return e;
+}
+
+static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
+{
+	void *ring = NULL;
+	struct cs_event *e = usdt_event(CS_EV_KV, &ring);
+
+	if (!e)
+		return 0;
 	e->kv.hash = hash;
 	e->kv.arg = arg;
 	e->kv.block = block;
@@ -718,28 +727,11 @@ int BPF_USDT(kv_pool, long n_blocks, long block_bytes, long block_size)
 static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes,
 				    __u64 addr, __u32 stream, __u16 kind)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, cpu;
-	struct cs_stats *st;
-	struct cs_event *e;
 	void *ring = NULL;
+	struct cs_event *e = usdt_event(CS_EV_GPU, &ring);
 
-	if (!traced(tgid))
-		return 0;
-	remember_comm(tgid);
-	st = stats_get();
-	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(st, &ring, cpu);
 	if (!e)
 		return 0;
-	e->ts_ns = bpf_ktime_get_ns();
-	e->tgid = tgid;
-	e->pid = (__u32)id;
-	e->cpu = cpu;
-	e->node = bpf_get_numa_node_id();
-	e->type = CS_EV_GPU;
-	e->flags = 0;
-	e->order = 0;
 	e->gpu.start = start;
 	e->gpu.end = end;
 	e->gpu.bytes = bytes;
