@@ -433,30 +433,43 @@ static __always_inline __u64 granule_bits(struct folio_id *fid, __u64 g)
 	return m & ~((1ull << lo) - 1);
 }
 
-/* Emit a page-cache record for the current task, if it is traced. */
-static __always_inline void emit_page(struct cs_stats *st, struct folio_id *fid,
-				      __u8 type, __u64 ts, __u32 refault_pages,
-				      __u64 refault_ns, __u64 refault_dist)
+/* For records about the current task: check the filter, reserve a record
+ * of this type and fill its header; NULL when filtered out or full. */
+static __always_inline struct cs_event *task_event(__u8 type, void **ringp)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, cpu;
 	struct cs_event *e;
-	void *ring = NULL;
 
 	if (!traced(tgid))
-		return;
+		return NULL;
 	remember_comm(tgid);
-	remember_file(fid);
 	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(st, &ring, cpu);
+	e = event_reserve(stats_get(), ringp, cpu);
 	if (!e)
-		return;
-	e->ts_ns = ts;
+		return NULL;
+	e->ts_ns = bpf_ktime_get_ns();
 	e->tgid = tgid;
 	e->pid = (__u32)id;
 	e->cpu = cpu;
 	e->node = bpf_get_numa_node_id();
 	e->type = type;
+	e->flags = 0;
+	e->order = 0;
+	return e;
+}
+
+/* Emit a page-cache record for the current task, if it is traced. */
+static __always_inline void emit_page(struct folio_id *fid, __u8 type,
+				      __u32 refault_pages, __u64 refault_ns,
+				      __u64 refault_dist)
+{
+	void *ring = NULL;
+	struct cs_event *e = task_event(type, &ring);
+
+	if (!e)
+		return;
+	remember_file(fid);
 	e->flags = refault_pages ? CS_F_REFAULT : 0;
 	e->order = fid->order;
 	e->page.ino = fid->ino;
@@ -514,7 +527,7 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 		if (seqp && *seqp > best.seq)
 			refault_dist = *seqp - best.seq;
 	}
-	emit_page(st, &fid, CS_EV_PAGE_ADD, now, refault_pages, refault_ns, refault_dist);
+	emit_page(&fid, CS_EV_PAGE_ADD, refault_pages, refault_ns, refault_dist);
 	return 0;
 }
 
@@ -565,7 +578,7 @@ static __always_inline int handle_page_del(struct folio_id *fidp)
 	}
 
 emit:
-	emit_page(st, &fid, CS_EV_PAGE_DEL, ev.ts_ns, 0, 0, 0);
+	emit_page(&fid, CS_EV_PAGE_DEL, 0, 0, 0);
 	return 0;
 }
 
@@ -644,36 +657,10 @@ int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid,
 
 /* ---- kvref's USDT probes: the user-space KV cache ---- */
 
-/* For the USDT programs: check the filter, reserve a record of this type
- * for the current task and fill its header; NULL when filtered or full. */
-static __always_inline struct cs_event *usdt_event(__u8 type, void **ringp)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, cpu;
-	struct cs_event *e;
-
-	if (!traced(tgid))
-		return NULL;
-	remember_comm(tgid);
-	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(stats_get(), ringp, cpu);
-	if (!e)
-		return NULL;
-	e->ts_ns = bpf_ktime_get_ns();
-	e->tgid = tgid;
-	e->pid = (__u32)id;
-	e->cpu = cpu;
-	e->node = bpf_get_numa_node_id();
-	e->type = type;
-	e->flags = 0;
-	e->order = 0;
-	return e;
-}
-
 static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 {
 	void *ring = NULL;
-	struct cs_event *e = usdt_event(CS_EV_KV, &ring);
+	struct cs_event *e = task_event(CS_EV_KV, &ring);
 
 	if (!e)
 		return 0;
@@ -728,7 +715,7 @@ static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes
 				    __u64 addr, __u32 stream, __u16 kind)
 {
 	void *ring = NULL;
-	struct cs_event *e = usdt_event(CS_EV_GPU, &ring);
+	struct cs_event *e = task_event(CS_EV_GPU, &ring);
 
 	if (!e)
 		return 0;

@@ -358,6 +358,14 @@ static int acc_cmp(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* Every key, in the order cmp gives. */
+static void collect_sorted(struct daemon *d, struct busiest *b,
+			   int (*cmp)(const void *, const void *))
+{
+	wtable_foreach(d->wt, collect_acc, b);
+	qsort(b->v, b->n, sizeof(*b->v), cmp);
+}
+
 static void print_busiest(struct daemon *d)
 {
 	struct busiest b = { 0 };
@@ -365,8 +373,7 @@ static void print_busiest(struct daemon *d)
 
 	if (d->env.top <= 0)
 		return;
-	wtable_foreach(d->wt, collect_acc, &b);
-	qsort(b.v, b.n, sizeof(*b.v), acc_cmp);
+	collect_sorted(d, &b, acc_cmp);
 	printf("busiest keys:\n");
 	printf("%-6s %-28s %-16s %8s %-16s %10s %10s %9s %9s %9s %8s\n", "domain", "key",
 	       "file", "tgid", "comm", "allocs", "frees", "live", "pg_adds",
@@ -413,8 +420,7 @@ static void print_labelled(struct daemon *d)
 	struct busiest b = { 0 };
 	size_t i;
 
-	wtable_foreach(d->wt, collect_acc, &b);
-	qsort(b.v, b.n, sizeof(*b.v), anomaly_cmp);
+	collect_sorted(d, &b, anomaly_cmp);
 	printf("labelled keys (vectors per label):\n");
 	printf("%-6s %-28s %8s %-16s %7s %7s %7s %7s\n", "domain", "key", "tgid", "comm",
 	       "normal", "thrash", "f_share", "leak");
