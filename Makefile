@@ -59,6 +59,16 @@ CUPTI_CFLAGS = $(filter-out -MMD -MP,$(CS_CFLAGS)) -I$(CUDA)/include
 CUPTI_WRAPS := cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks \
 	cuptiActivityEnable cuptiActivityDisable cuptiActivityFlushAll \
 	cuptiActivityGetNumDroppedRecords dlopen
+# The CUDA backend of kvref (kvref_cuda.so) is built where nvcc exists: A100
+# (sm_80) and H100/H200 (sm_90) code, and sm_90 PTX for newer GPUs to JIT.
+NVCC ?= $(CUDA)/bin/nvcc
+HAVE_NVCC := $(wildcard $(NVCC))
+NVCC_FLAGS := -O2 -std=c++17 -gencode arch=compute_80,code=sm_80 \
+	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+	-Werror all-warnings -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror
+ifneq ($(HAVE_NVCC),)
+CUDA_BINS := $(OUTPUT)/kvref_cuda.so
+endif
 ifneq ($(HAVE_CUPTI),)
 CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
 	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed
@@ -68,7 +78,7 @@ endif
 .SECONDARY:
 .PHONY: all deps test unit integration run vmlinux clean check-arch
 
-all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS)
+all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
 
 check-arch:
 	@test -f $(VMLINUX) || { echo "cachescope: no $(VMLINUX) for $$(uname -m); run 'make vmlinux' on a kernel with BTF" >&2; exit 1; }
@@ -107,9 +117,10 @@ $(OUTPUT)/cachescoped: $(DAEMON_OBJS) $(OUTPUT)/cluster/dbscan.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+# -rdynamic: kvref_cuda.so calls back into kvref's cache (kv_seq_reserve...)
 $(OUTPUT)/kvref: $(KVREF_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lm -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -rdynamic $^ -lm -lpthread -ldl -o $@
 
 $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o
 	$(call msg,LINK,$@)
@@ -169,6 +180,15 @@ $(OUTPUT)/tests/test_cupti: tests/test_cupti.c cuda/cupti_sub.c cuda/cupti_sub.h
 	$(Q)$(CC) $(CUPTI_CFLAGS) tests/test_cupti.c cuda/cupti_sub.c \
 		$(foreach f,$(CUPTI_WRAPS),-Wl,--wrap=$(f)) -L$(CUPTI_LIBDIR) -lcupti \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lcmocka -lpthread -o $@
+
+# ---- the CUDA backend of kvref (no GPU needed to build) ----
+
+$(OUTPUT)/kvref_cuda.so: cuda/kvref_cuda.cu tools/kvref/backend.h tools/kvref/kvcache.h \
+		tools/kvref/model.h
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(NVCC_FLAGS) -shared -cudart static $< -L$(CUDA)/lib64 -lcublas \
+		-Xlinker -rpath,$(CUDA)/lib64 -o $@
 
 unit: $(UNIT_BINS)
 	$(Q)./tests/run.sh unit

@@ -704,9 +704,9 @@ int BPF_USDT(kv_swap_in, long block, __u64 hash, long evictions)
 }
 
 SEC("usdt")
-int BPF_USDT(kv_pool, long n_blocks, long block_bytes, long block_size)
+int BPF_USDT(kv_pool, long n_blocks, long block_bytes, long block_size, long device)
 {
-	return emit_kv(CS_KV_POOL, n_blocks, 0, block_bytes);
+	return emit_kv(CS_KV_POOL, n_blocks, device == 1, block_bytes);
 }
 
 /* ---- libcachescope_cupti.so's USDT probes: CUPTI records of GPU work ---- */
@@ -748,6 +748,12 @@ int BPF_USDT(gpu_memcpy, long copy_kind, __u64 bytes, long src_kind, long dst_ki
 	     __u64 start, __u64 end, long device, long stream)
 {
 	return emit_gpu(CS_GPU_MEMCPY, start, end, bytes, 0, stream, copy_kind);
+}
+
+SEC("usdt")
+int BPF_USDT(gpu_dropped, __u64 count, __u64 total)
+{
+	return emit_gpu(CS_GPU_DROPPED, 0, 0, count, 0, 0, 0);
 }
 
 SEC("usdt")

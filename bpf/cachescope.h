@@ -51,6 +51,7 @@ enum cs_gpu_op {
 	CS_GPU_MEMCPY = 3,	/* kind: CUpti_ActivityMemcpyKind; bytes, start, end */
 	CS_GPU_ALLOC = 4,	/* addr, bytes */
 	CS_GPU_RELEASE = 5,	/* addr, bytes */
+	CS_GPU_DROPPED = 6,	/* bytes: records CUPTI dropped (one buffer's worth) */
 };
 
 /* cs_event.kv.op */
@@ -59,7 +60,8 @@ enum cs_kv_op {
 	CS_KV_RELEASE = 2,	/* last reference dropped */
 	CS_KV_SWAP_OUT = 3,	/* evicted to the swap file */
 	CS_KV_SWAP_IN = 4,	/* read back; arg: evictions since its swap-out */
-	CS_KV_POOL = 5,		/* a pool was made: block = n_blocks, arg = block bytes */
+	CS_KV_POOL = 5,		/* a pool was made: block = n_blocks, arg = block bytes,
+				 * hash = 1 if it is in GPU memory */
 };
 
 /* cs_event.flags */

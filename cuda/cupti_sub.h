@@ -51,7 +51,7 @@ typedef CUpti_ActivityMemory4 cupti_sub_memory_rec;
 typedef CUpti_ActivityExternalCorrelation cupti_sub_extcorr_rec;
 
 #define CUPTI_SUB_KV_DEFAULT \
-	"reshape_and_cache*,paged_attention*,*flash*attn*kvcache*,kvref_*"
+	"reshape_and_cache*,paged_attention*,flash_fwd_splitkv*,*PagedKVCache*,kvref_kv_*"
 #define CUPTI_SUB_BUFFER_MB_DEFAULT 4
 #define CUPTI_SUB_BUFFER_MB_MAX 8
 #define CUPTI_SUB_FLUSH_MS_DEFAULT 100

@@ -44,6 +44,7 @@ enum {
 	OPT_RULES,
 	OPT_WORKLOAD,
 	OPT_GPU_LIB,
+	OPT_WORKLOAD_BACKEND,
 };
 
 static const struct argp_option options[] = {
@@ -65,6 +66,7 @@ static const struct argp_option options[] = {
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
+	{ "workload-backend", OPT_WORKLOAD_BACKEND, "NAME", 0, "Run kvref on cpu (default) or cuda; cuda runs it on GPU 0 with the CUPTI library injected (CUDA_INJECTION64_PATH)", 0 },
 	{ "gpu-lib", OPT_GPU_LIB, "PATH", 0, "Watch the CUPTI records of every process that loads this libcachescope_cupti.so (default: the one beside cachescoped, if any; 'none' for none)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
@@ -218,6 +220,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		env->workload = arg;
 		return 0;
+	case OPT_WORKLOAD_BACKEND:
+		if (strcmp(arg, "cpu") && strcmp(arg, "cuda")) {
+			fprintf(stderr, "cachescoped: invalid --workload-backend '%s': expected cpu or cuda\n",
+				arg);
+			return EINVAL;
+		}
+		env->workload_backend = arg;
+		return 0;
 	case OPT_GPU_LIB:
 		if (!strcmp(arg, "none"))
 			env->no_gpu = true;
@@ -259,6 +269,10 @@ int args_parse(int argc, char **argv, struct env *env)
 	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, env);
 	if (err)
 		return -EINVAL;
+	if (env->workload_backend && !env->workload) {
+		fprintf(stderr, "cachescoped: --workload-backend needs --workload\n");
+		return -EINVAL;
+	}
 	if (env->workload && !env->duration_s)
 		env->duration_s = 60;
 	if (env->workload && env->duration_s < 5) {

@@ -37,6 +37,7 @@ struct env {
 	long history_s;
 	const char *rules_path;
 	const char *workload;		/* kvref scenario to drive, or NULL */
+	const char *workload_backend;	/* kvref --backend; NULL: cpu */
 	const char *gpu_lib;		/* CUPTI library to watch; NULL: beside us */
 	bool no_gpu;
 	const char *rule_args[64];	/* NAME=VALUE overrides, in order */

@@ -401,6 +401,7 @@ int loader_attach_gpu(struct loader *ld, const char *library)
 		{ k->progs.gpu_kv_kernel, &k->links.gpu_kv_kernel, "kv_kernel" },
 		{ k->progs.gpu_memcpy, &k->links.gpu_memcpy, "memcpy" },
 		{ k->progs.gpu_memory, &k->links.gpu_memory, "memory" },
+		{ k->progs.gpu_dropped, &k->links.gpu_dropped, "dropped" },
 	};
 
 	return attach_usdts(t, sizeof(t) / sizeof(t[0]), library, "cachescope_gpu");

@@ -51,11 +51,13 @@ struct daemon {
 	struct analysis an;
 	struct wl wl;
 	bool driving;			/* runs kvref (--workload) */
+	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
 	uint64_t last_recluster_ns;
 	int epfd, sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
+	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
 	bool stop;
 	/* rows of the last closed window, for 'cachescope top' */
 	struct snap_row *snap;
@@ -82,6 +84,13 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 	if (event_decode(data, size, &e)) {
 		d->bad_records++;
 		return 0;
+	}
+	if (e.type == CS_EV_GPU) {
+		d->gpu_records++;
+		if (e.gpu.op == CS_GPU_DROPPED) {
+			d->cupti_dropped += e.gpu.bytes;
+			return 0;
+		}
 	}
 	if (wtable_add(d->wt, &e))
 		d->lost_nomem++;
@@ -268,6 +277,8 @@ static void print_stats(struct daemon *d, FILE *out)
 	fprintf(out, "free_unmatched %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
 		(uint64_t)c.k.free_unmatched, ps.recursion_misses);
 	fprintf(out, "page_evictions %" PRIu64 "\n", (uint64_t)c.k.evictions);
+	fprintf(out, "gpu_records %" PRIu64 "\ncupti_dropped %" PRIu64 "\n",
+		d->gpu_records, d->cupti_dropped);
 }
 
 static int snap_cmp(const void *a, const void *b)
@@ -462,9 +473,16 @@ static void print_summary(struct daemon *d)
 	       " page_evictions=%" PRIu64 " page_truncations=%" PRIu64 "\n",
 	       ps.recursion_misses, (uint64_t)c.k.free_unmatched, live_ev, page_ev,
 	       (uint64_t)c.k.evictions, (uint64_t)c.k.truncations);
+	if (d->gpu_lib[0])
+		printf("gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 "\n", d->gpu_records,
+		       d->cupti_dropped);
 	if (c.k.dropped)
 		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",
 			 (uint64_t)c.k.dropped);
+	if (d->cupti_dropped)
+		log_warn("CUPTI dropped %" PRIu64 " GPU activity records (its buffers were full); "
+			 "try CACHESCOPE_CUPTI_BUFFER_MB=8 or a shorter CACHESCOPE_CUPTI_FLUSH_MS",
+			 d->cupti_dropped);
 }
 
 /* ---- the loop ---- */
@@ -501,23 +519,27 @@ static int watch_gpu(struct daemon *d)
 
 	if (d->env.no_gpu)
 		return 0;
-	if (d->env.gpu_lib)
-		snprintf(path, sizeof(path), "%s", d->env.gpu_lib);
-	else if (beside_me("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK))
+	if (d->env.gpu_lib) {
+		/* absolute: it is also handed to kvref as CUDA_INJECTION64_PATH */
+		if (!realpath(d->env.gpu_lib, path) || access(path, R_OK)) {
+			log_err("cannot watch --gpu-lib %s: %s", d->env.gpu_lib, strerror(errno));
+			return -errno;
+		}
+	} else if (beside_me("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK)) {
 		return 0;
-	if (access(path, R_OK)) {
-		log_err("cannot watch --gpu-lib %s: %s", path, strerror(errno));
-		return -errno;
 	}
 	err = loader_attach_gpu(&d->ld, path);
-	if (!err)
+	if (!err) {
 		log_info("watching CUPTI records of every process that loads %s", path);
+		snprintf(d->gpu_lib, sizeof(d->gpu_lib), "%s", path);
+	}
 	return err;
 }
 
 /* kvref lives beside cachescoped in the build folder or the install dir. */
 static int start_workload(struct daemon *d)
 {
+	bool cuda = d->env.workload_backend && !strcmp(d->env.workload_backend, "cuda");
 	char path[4200];
 	int err;
 
@@ -529,11 +551,17 @@ static int start_workload(struct daemon *d)
 		log_err("cannot run the workload: %s: %s (build it with make)", path, strerror(errno));
 		return -errno;
 	}
+	if (cuda && !d->gpu_lib[0]) {
+		log_err("--workload-backend cuda needs the CUPTI library: build it (make, with the CUDA toolkit) or name it with --gpu-lib");
+		return -ENOENT;
+	}
 	err = loader_attach_usdt(&d->ld, path);
 	if (err)
 		return err;
-	/* kvref stops two seconds before the daemon, so its last windows close */
-	err = wl_start(&d->wl, path, d->env.workload, d->env.duration_s - 2);
+	/* kvref stops two seconds before the daemon, so its last windows close;
+	 * on the GPU it reaches us through the CUPTI library we watch */
+	err = wl_start(&d->wl, path, d->env.workload, d->env.duration_s - 2,
+		       d->env.workload_backend, cuda ? d->gpu_lib : NULL);
 	if (err) {
 		log_err("cannot start %s: %s", path, strerror(-err));
 		return err;
@@ -785,8 +813,14 @@ int main(int argc, char **argv)
 	print_labelled(&d);
 	analysis_print_clusters(&d.an, stdout);
 	if (d.driving) {
+		char why[64];
+
 		wl_stop(&d.wl);
 		wl_print_score(&d.wl, stdout);
+		if (wl_failed(&d.wl, why, sizeof(why))) {
+			log_err("the workload (kvref) failed: %s", why);
+			err = -ECHILD;
+		}
 	}
 	print_summary(&d);
 cleanup:

@@ -526,6 +526,8 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 
 	switch (e->kv.op) {
 	case CS_KV_POOL:
+		/* hash: 1 when the pool is in GPU memory (kvref --backend cuda) */
+		snprintf(a->name, sizeof(a->name), "%s", e->kv.hash == 1 ? "kv-pool-gpu" : "kv-pool");
 		free(a->kv_use_ts);
 		free(a->kv_use_cpu);
 		a->kv_nblocks = e->kv.block;

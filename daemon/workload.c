@@ -32,7 +32,8 @@ static const struct truth truths[] = {
 	{ "leak", LABEL_LEAK, "filp", "kv-pool" },
 };
 
-int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s)
+int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s,
+	     const char *backend, const char *inject)
 {
 	char dur[24];
 	int pfd[2];
@@ -52,7 +53,11 @@ int wl_start(struct wl *w, const char *path, const char *scenario, long duration
 	w->tgid = w->pid;
 	if (!w->pid) {
 		dup2(pfd[1], STDOUT_FILENO);
-		execl(path, "kvref", "--scenario", scenario, "--duration", dur, (char *)NULL);
+		/* the CUDA driver loads the CUPTI library in cuInit */
+		if (inject)
+			setenv("CUDA_INJECTION64_PATH", inject, 1);
+		execl(path, "kvref", "--scenario", scenario, "--duration", dur,
+		      "--backend", backend ? backend : "cpu", (char *)NULL);
 		_exit(127);
 	}
 	close(pfd[1]);
@@ -228,6 +233,19 @@ int wl_print_score(const struct wl *w, FILE *out)
 	}
 	fprintf(out, "score: %d of %d phases labelled as expected\n", good, w->nphases);
 	return good;
+}
+
+bool wl_failed(const struct wl *w, char *why, size_t n)
+{
+	if (!w->exited)		/* still ran when we stopped it */
+		return false;
+	if (WIFEXITED(w->status) && !WEXITSTATUS(w->status))
+		return false;
+	if (WIFEXITED(w->status))
+		snprintf(why, n, "exit status %d", WEXITSTATUS(w->status));
+	else
+		snprintf(why, n, "signal %d", WIFSIGNALED(w->status) ? WTERMSIG(w->status) : 0);
+	return true;
 }
 
 void wl_stop(struct wl *w)

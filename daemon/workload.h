@@ -44,9 +44,11 @@ struct wl {
 	uint64_t grace_ns;		/* transition time not scored */
 };
 
-/* Start kvref (path) with --scenario and --duration; its stdout comes back
- * through w->fd.  Returns 0 or -errno. */
-int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s);
+/* Start kvref (path) with --scenario, --duration and --backend (NULL: cpu),
+ * with CUDA_INJECTION64_PATH=inject unless inject is NULL; its stdout comes
+ * back through w->fd.  Returns 0 or -errno. */
+int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s,
+	     const char *backend, const char *inject);
 /* Read what kvref printed; notes phases, keeps its report, sees EOF. */
 void wl_read(struct wl *w, uint64_t now_ns);
 bool wl_is_workload(const struct wl *w, uint32_t tgid);
@@ -55,6 +57,9 @@ void wl_tally(struct wl *w, uint64_t ts_ns, const char *key, enum cs_label label
 /* Print kvref's report and the score; returns the phases labelled as the
  * scenario says they should be. */
 int wl_print_score(const struct wl *w, FILE *out);
+/* Whether kvref ended on its own and not well (why: how); false while it
+ * runs or when we stopped it. */
+bool wl_failed(const struct wl *w, char *why, size_t n);
 /* Stop kvref if it still runs and reap it. */
 void wl_stop(struct wl *w);
 

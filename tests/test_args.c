@@ -94,6 +94,22 @@ static void args_parse__bad_words__einval(void **state)
 	assert_int_equal(PARSE(&env, "stray"), -EINVAL);
 	env_defaults(&env);
 	assert_int_equal(PARSE(&env, "--no-such-option"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--workload", "thrash", "--workload-backend", "rocm"), -EINVAL);
+	env_defaults(&env);	/* a backend without a workload to run on it */
+	assert_int_equal(PARSE(&env, "--workload-backend", "cuda"), -EINVAL);
+}
+
+static void args_parse__workload_on_cuda__backend_stored(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--workload", "thrash", "--workload-backend", "cuda"), 0);
+	assert_string_equal(env.workload, "thrash");
+	assert_string_equal(env.workload_backend, "cuda");
+	assert_int_equal(env.duration_s, 60);
 }
 
 static void args_parse__help__returns_one(void **state)
@@ -116,6 +132,7 @@ int main(void)
 		cmocka_unit_test(args_parse__all_options__stored),
 		cmocka_unit_test(args_parse__bad_numbers__einval),
 		cmocka_unit_test(args_parse__bad_words__einval),
+		cmocka_unit_test(args_parse__workload_on_cuda__backend_stored),
 		cmocka_unit_test(args_parse__help__returns_one),
 	};
 

@@ -131,7 +131,7 @@ static void handle_record__concurrent_kernel__counts_kernel_and_time(void **stat
 
 static void handle_record__serial_kernel_kind__counted_as_kernel(void **state)
 {
-	cupti_sub_kernel_rec k = kernel_rec("kvref_attend", 10, 30);
+	cupti_sub_kernel_rec k = kernel_rec("kvref_kv_paged_attention", 10, 30);
 
 	(void)state;
 	k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
@@ -160,9 +160,11 @@ static void is_kv_kernel__default_patterns__match_vllm_and_kvref(void **state)
 	assert_true(cupti_sub_is_kv_kernel(VLLM_PAGED_V2));
 	assert_true(cupti_sub_is_kv_kernel("reshape_and_cache_kernel"));
 	assert_true(cupti_sub_is_kv_kernel("paged_attention_v1_kernel"));
-	assert_true(cupti_sub_is_kv_kernel("kvref_attend"));
-	assert_true(cupti_sub_is_kv_kernel("_Z12kvref_appendPfPKfi"));
-	assert_true(cupti_sub_is_kv_kernel("flash_attn_with_kvcache_fwd"));
+	assert_true(cupti_sub_is_kv_kernel("kvref_kv_paged_attention"));
+	assert_true(cupti_sub_is_kv_kernel("_Z15kvref_kv_appendPfPKfi"));
+	/* flash-attn 2's paged/KV-cache decode kernel, FlashInfer's decode */
+	assert_true(cupti_sub_is_kv_kernel("_ZN5flash24flash_fwd_splitkv_kernelILb1EEEv16Flash_fwd_params"));
+	assert_true(cupti_sub_is_kv_kernel("_ZN10flashinfer33BatchDecodeWithPagedKVCacheKernelILb0EEEvPfi"));
 }
 
 static void is_kv_kernel__default_patterns__reject_other_kernels(void **state)
@@ -172,6 +174,9 @@ static void is_kv_kernel__default_patterns__reject_other_kernels(void **state)
 	assert_false(cupti_sub_is_kv_kernel("ampere_sgemm_128x64_nn"));
 	assert_false(cupti_sub_is_kv_kernel("my_reshape_and_cache"));
 	assert_false(cupti_sub_is_kv_kernel("flash_fwd_kernel"));
+	/* kvref's kernels that do not touch the cache */
+	assert_false(cupti_sub_is_kv_kernel("kvref_rmsnorm"));
+	assert_false(cupti_sub_is_kv_kernel("kvref_swiglu"));
 	assert_false(cupti_sub_is_kv_kernel(PARAM_ONLY));
 	assert_false(cupti_sub_is_kv_kernel(""));
 	assert_false(cupti_sub_is_kv_kernel(NULL));
@@ -228,7 +233,7 @@ static void handle_record__custom_glob_on_qualified_name__matches(void **state)
 
 static void reset__empty_kv_env__no_kernel_is_kv(void **state)
 {
-	cupti_sub_kernel_rec k = kernel_rec("kvref_attend", 1, 2);
+	cupti_sub_kernel_rec k = kernel_rec("kvref_kv_paged_attention", 1, 2);
 	struct cupti_sub_config cfg;
 
 	(void)state;
@@ -440,8 +445,8 @@ static void reset__bad_env_values__defaults_used_and_counted(void **state)
 	cupti_sub_get_config(&cfg);
 	assert_int_equal(cfg.buffer_bytes, CUPTI_SUB_BUFFER_MB_DEFAULT << 20);
 	assert_int_equal(cfg.flush_ms, CUPTI_SUB_FLUSH_MS_DEFAULT);
-	assert_int_equal(cfg.n_patterns, 4);
-	assert_string_equal(cfg.patterns[3], "kvref_*");
+	assert_int_equal(cfg.n_patterns, 5);
+	assert_string_equal(cfg.patterns[4], "kvref_kv_*");
 	assert_int_equal(stats().config_errors, 3);
 }
 
@@ -467,7 +472,7 @@ static void reset__good_env_values__used(void **state)
 
 static void reset__after_records__counters_zero(void **state)
 {
-	cupti_sub_kernel_rec k = kernel_rec("kvref_attend", 1, 5);
+	cupti_sub_kernel_rec k = kernel_rec("kvref_kv_paged_attention", 1, 5);
 
 	(void)state;
 	cupti_sub_handle_record((CUpti_Activity *)&k);

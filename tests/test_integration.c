@@ -740,6 +740,9 @@ static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_out_bytes"), 25ull << 20);
 	assert_int_equal(sum(&t, "gpu-memory", pid, "allocs"), 100);
 	assert_int_equal(sum(&t, "gpu-memory", pid, "frees"), 100);
+	/* one event per probe: 500 kernels + 200 KV again + 200 copies + 200
+	 * allocations and releases, and CUPTI dropped nothing */
+	assert_int_equal(count_in_file(d.out, "gpu: records=1100 cupti_dropped=0"), 1);
 	/* host rows of the same process carry its GPU work of the window */
 	for (r = 0; r < t.nrows; r++)
 		joined += !strcmp(cell(&t, r, "domain"), "slab") &&
@@ -779,6 +782,30 @@ static void errors__bad_input__one_line_and_nonzero_exit(void **state)
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
 	assert_int_equal(count_lines(out), 1);
 	assert_non_null(strstr(out, "--cgroup /nonexistent-cg"));
+}
+
+/* Without a GPU, --backend cuda says why in one line and fails, and so
+ * does a daemon driving it: nothing pretends to have run. */
+static void errors__cuda_backend_without_gpu__one_line_and_daemon_fails(void **state)
+{
+	char cmd[700], out[2048];
+
+	if (!access("/dev/nvidia0", F_OK)) {
+		fprintf(stderr, "a GPU is here (tests/gpu/run.sh tests it): skipped\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "%s/kvref --backend cuda --duration 1 2>&1", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_true(strstr(out, "no CUDA device") || strstr(out, "kvref_cuda.so"));
+
+	need_root(state);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --workload normal --workload-backend cuda "
+		 "--duration 5 --socket none 2>&1 >/dev/null", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	/* (no CUDA toolkit at build time: no CUPTI library to inject either) */
+	assert_true(strstr(out, "the workload (kvref) failed: exit status 1") ||
+		    strstr(out, "needs the CUPTI library"));
 }
 
 static void errors__not_root__one_line_naming_cause(void **state)
@@ -854,6 +881,7 @@ int main(void)
 		cmocka_unit_test(workload__mixed__every_phase_labelled_as_its_truth),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
+		cmocka_unit_test(errors__cuda_backend_without_gpu__one_line_and_daemon_fails),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),
 	};
 

@@ -762,6 +762,155 @@ static void kv_seq_match_prefix__block_in_swap_file__bit_identical_kv(void **sta
 	unlink(path);
 }
 
+/* A pool behind storage ops, as the CUDA backend's is: host memory here, so
+ * that the test can look, but every swap must go through the ops and the
+ * staging buffer. */
+struct fake_dev {
+	int pool_allocs, pool_frees, stage_allocs, stage_frees;
+	int outs, ins, fail_out;
+	void *pool, *stage;
+	size_t stage_bytes;
+};
+
+static int fd_pool_alloc(void *ctx, size_t bytes, void **pool)
+{
+	struct fake_dev *d = ctx;
+
+	d->pool_allocs++;
+	d->pool = calloc(1, bytes);
+	*pool = d->pool;
+	return d->pool ? 0 : -ENOMEM;
+}
+
+static void fd_pool_free(void *ctx, void *pool)
+{
+	struct fake_dev *d = ctx;
+
+	assert_ptr_equal(pool, d->pool);
+	d->pool_frees++;
+	free(pool);
+}
+
+static int fd_stage_alloc(void *ctx, size_t bytes, void **buf)
+{
+	struct fake_dev *d = ctx;
+
+	d->stage_allocs++;
+	d->stage_bytes = bytes;
+	d->stage = malloc(bytes);
+	*buf = d->stage;
+	return d->stage ? 0 : -ENOMEM;
+}
+
+static void fd_stage_free(void *ctx, void *buf)
+{
+	struct fake_dev *d = ctx;
+
+	assert_ptr_equal(buf, d->stage);
+	d->stage_frees++;
+	free(buf);
+}
+
+static int fd_copy_out(void *ctx, void *host, const void *block, size_t bytes)
+{
+	struct fake_dev *d = ctx;
+
+	assert_ptr_equal(host, d->stage);
+	assert_int_equal(bytes, d->stage_bytes);
+	if (d->fail_out)
+		return -EIO;
+	d->outs++;
+	memcpy(host, block, bytes);
+	return 0;
+}
+
+static int fd_copy_in(void *ctx, void *block, const void *host, size_t bytes)
+{
+	struct fake_dev *d = ctx;
+
+	assert_ptr_equal(host, d->stage);
+	d->ins++;
+	memcpy(block, host, bytes);
+	return 0;
+}
+
+static const struct kv_storage_ops fake_ops = {
+	.pool_alloc = fd_pool_alloc, .pool_free = fd_pool_free,
+	.stage_alloc = fd_stage_alloc, .stage_free = fd_stage_free,
+	.copy_out = fd_copy_out, .copy_in = fd_copy_in,
+};
+
+static void kv_cache_new__storage_ops__swaps_go_through_staging(void **state)
+{
+	char path[] = "/tmp/kvref-swap-XXXXXX";
+	struct fake_dev dev = { 0 };
+	struct kv_cache_params p;
+	struct kv_cache_stats st;
+	struct kv_storage_ops half = fake_ops;
+	struct kv_cache *kc = NULL;
+	struct kv_seq a, b, c;
+	int ta[8], tb[8], fd;
+	uint64_t rng = 11;
+	size_t bytes;
+	float *save;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	kv_cache_params_default(&p, 2, 16);
+	p.block_size = 4;
+	p.n_blocks = 2;
+	p.swap_path = path;
+	half.copy_in = NULL;
+	p.storage = &half;
+	p.storage_ctx = &dev;
+	assert_int_equal(kv_cache_new(&kc, &p), -EINVAL);	/* ops incomplete */
+	assert_int_equal(dev.pool_allocs, 0);
+	p.storage = &fake_ops;
+	assert_int_equal(kv_cache_new(&kc, &p), 0);
+	assert_ptr_equal(kv_cache_pool(kc), dev.pool);
+	bytes = kv_cache_block_bytes(kc);
+	assert_int_equal(dev.stage_allocs, 1);
+	assert_int_equal(dev.stage_bytes, bytes);
+	save = malloc(2 * bytes);
+	assert_non_null(save);
+	tokens_range(ta, 8, 10);
+	tokens_range(tb, 8, 20);
+	kv_seq_init(&a);
+	kv_seq_init(&b);
+	kv_seq_init(&c);
+
+	seq_fill(kc, &a, ta, 8, &rng);
+	memcpy(save, kv_cache_key(kc, a.blocks[0], 0), bytes);
+	memcpy((char *)save + bytes, kv_cache_key(kc, a.blocks[1], 0), bytes);
+	kv_seq_release(kc, &a);
+	seq_fill(kc, &b, tb, 8, &rng);	/* a's two blocks go out */
+	assert_int_equal(dev.outs, 2);
+	kv_seq_release(kc, &b);
+	assert_int_equal(kv_seq_match_prefix(kc, &c, ta, 8), 8);	/* and come back */
+	assert_int_equal(dev.ins, 2);
+	assert_int_equal(dev.outs, 4);
+	assert_memory_equal(kv_cache_key(kc, c.blocks[0], 0), save, bytes);
+	assert_memory_equal(kv_cache_key(kc, c.blocks[1], 0), (char *)save + bytes, bytes);
+	kv_seq_release(kc, &c);
+
+	/* a failed device copy: counted, and the block is dropped, not swapped */
+	dev.fail_out = 1;
+	seq_fill(kc, &a, ta + 0, 4, &rng);
+	kv_seq_release(kc, &a);
+	seq_fill(kc, &a, tb + 4, 8, &rng);
+	kv_cache_get_stats(kc, &st);
+	assert_true(st.swap_errors >= 1);
+	assert_int_equal(st.swap_outs, 4);
+	kv_seq_release(kc, &a);
+	kv_cache_free(kc);
+	assert_int_equal(dev.pool_frees, 1);
+	assert_int_equal(dev.stage_frees, 1);
+	free(save);
+	unlink(path);
+}
+
 static void kv_cache_new__swap_slots_full__oldest_swapped_block_dropped(void **state)
 {
 	char path[] = "/tmp/kvref-swap-XXXXXX";
@@ -1175,6 +1324,7 @@ int main(void)
 		cmocka_unit_test(kv_seq_release__multi_block_sequence__tail_evicted_first),
 		cmocka_unit_test(kv_seq_match_prefix__block_in_swap_file__bit_identical_kv),
 		cmocka_unit_test(kv_cache_new__swap_slots_full__oldest_swapped_block_dropped),
+		cmocka_unit_test(kv_cache_new__storage_ops__swaps_go_through_staging),
 		cmocka_unit_test(model_forward__prefix_back_from_swap__same_logits_as_fresh),
 		cmocka_unit_test(model_forward__threads_share_model_and_cache__same_logits),
 		cmocka_unit_test(model_load__saved_tied_model__identical_weights_and_logits),

@@ -374,6 +374,25 @@ static void wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults(void **sta
 	wtable_free(wt);
 }
 
+static void wtable_add__kv_pool_in_gpu_memory__named_kv_pool_gpu(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 24, 0, 73728);
+	e.kv.hash = 1;		/* kvref --backend cuda */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 10, CS_KV_USE, 3, 0, 0);
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 1);
+	assert_string_equal(rows.r[0].acc->name, "kv-pool-gpu");
+	assert_int_equal(rows.r[0].live_bytes, 73728);
+	wtable_free(wt);
+}
+
 static void wtable_close__gpu_records__gpu_keys_and_joined_host_row(void **state)
 {
 	struct rows rows = { .n = 0 };
@@ -434,6 +453,7 @@ int main(void)
 		cmocka_unit_test(hist_percentile__known_buckets__median_inside_bucket),
 		cmocka_unit_test(wtable_add__many_keys__table_grows_and_finds_all),
 		cmocka_unit_test(wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults),
+		cmocka_unit_test(wtable_add__kv_pool_in_gpu_memory__named_kv_pool_gpu),
 		cmocka_unit_test(wtable_close__gpu_records__gpu_keys_and_joined_host_row),
 	};
 

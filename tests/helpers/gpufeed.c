@@ -9,7 +9,7 @@
  *   gpufeed LIBRARY SECONDS
  *
  * Every 10 ms: 3 kernels named gemm_kernel (100 us each), 2 KV kernels named
- * kvref_paged_attention (50 us each), one 1 MiB host-to-device and one
+ * kvref_kv_paged_attention (50 us each), one 1 MiB host-to-device and one
  * 256 KiB device-to-host copy, and one 2 MiB device allocation that is
  * released 10 ms later.  Prints "pid PID" first and the totals at the end.
  */
@@ -100,8 +100,8 @@ int main(int argc, char **argv)
 		kernel("gemm_kernel", 100000);
 		kernel("gemm_kernel", 100000);
 		kernel("gemm_kernel", 100000);
-		kernel("kvref_paged_attention", 50000);
-		kernel("kvref_paged_attention", 50000);
+		kernel("kvref_kv_paged_attention", 50000);
+		kernel("kvref_kv_paged_attention", 50000);
 		kernels += 5;
 		kv += 2;
 		copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1 << 20);

@@ -87,6 +87,9 @@ struct kv_cache {
 	uint64_t evictions;
 	uint64_t recent;
 	struct kv_cache_hooks hooks;
+	const struct kv_storage_ops *ops;	/* NULL: host pool */
+	void *ops_ctx;
+	void *stage;			/* one block of host memory, with ops */
 	struct kv_cache_stats st;
 };
 
@@ -266,6 +269,30 @@ static int slot_get(struct kv_cache *kc)
 	return s;
 }
 
+/* Block b to slot s: in place from a host pool, through the staging
+ * buffer from a device pool. */
+static int swap_write(struct kv_cache *kc, int b, int s)
+{
+	size_t bytes = kc->block_floats * sizeof(float);
+	int err;
+
+	if (!kc->ops)
+		return io_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s), true);
+	err = kc->ops->copy_out(kc->ops_ctx, kc->stage, block_data(kc, b), bytes);
+	return err ? err : io_full(kc->fd, kc->stage, bytes, slot_offset(kc, s), true);
+}
+
+static int swap_read(struct kv_cache *kc, int b, int s)
+{
+	size_t bytes = kc->block_floats * sizeof(float);
+	int err;
+
+	if (!kc->ops)
+		return io_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s), false);
+	err = io_full(kc->fd, kc->stage, bytes, slot_offset(kc, s), false);
+	return err ? err : kc->ops->copy_in(kc->ops_ctx, block_data(kc, b), kc->stage, bytes);
+}
+
 /* ---- blocks (all with the lock held) ---- */
 
 static void block_evict(struct kv_cache *kc, int b)
@@ -280,7 +307,7 @@ static void block_evict(struct kv_cache *kc, int b)
 	kc->st.evicted++;
 	if (kc->fd >= 0)
 		s = slot_get(kc);
-	if (s >= 0 && io_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s), true) < 0) {
+	if (s >= 0 && swap_write(kc, b, s) < 0) {
 		kc->st.swap_errors++;
 		slot_put(kc, s);
 		s = -1;
@@ -381,7 +408,7 @@ static int block_swap_in(struct kv_cache *kc, uint64_t h, int s)
 		list_append(&kc->slot_lru, kc->slot_link, s);
 		return -1;
 	}
-	if (io_full(kc->fd, block_data(kc, b), bytes, slot_offset(kc, s), false) < 0) {
+	if (swap_read(kc, b, s) < 0) {
 		kc->st.swap_errors++;
 		tab_delete(kc, h);
 		slot_put(kc, s);
@@ -440,6 +467,10 @@ static int params_check(const struct kv_cache_params *p, size_t *block_floats)
 	    p->n_blocks <= 0 || p->swap_slots < 0 || p->n_blocks > (1 << 24) ||
 	    p->swap_slots > (1 << 26))
 		return -EINVAL;
+	if (p->storage && (!p->storage->pool_alloc || !p->storage->pool_free ||
+			   !p->storage->stage_alloc || !p->storage->stage_free ||
+			   !p->storage->copy_out || !p->storage->copy_in))
+		return -EINVAL;
 	if (__builtin_mul_overflow((size_t)p->n_layers * 2, (size_t)p->block_size, &n) ||
 	    __builtin_mul_overflow(n, (size_t)p->kv_dim, &n) ||
 	    n > ((size_t)1 << 40) / sizeof(float) / (size_t)p->n_blocks)
@@ -469,12 +500,26 @@ int kv_cache_new(struct kv_cache **out, const struct kv_cache_params *p)
 	kc->n_slots = p->swap_path ? (p->swap_slots ? p->swap_slots : 4 * p->n_blocks) : 0;
 	kc->recent = p->recent_evictions ? p->recent_evictions : (uint64_t)p->n_blocks;
 	kc->hooks = p->hooks;
+	kc->ops = p->storage;
+	kc->ops_ctx = p->storage_ctx;
 	pthread_mutex_init(&kc->lock, NULL);
 
+	if (kc->ops) {
+		err = kc->ops->pool_alloc(kc->ops_ctx, block_floats * sizeof(float) *
+					  (size_t)p->n_blocks, (void **)&kc->data);
+		if (!err && kc->n_slots)
+			err = kc->ops->stage_alloc(kc->ops_ctx, block_floats * sizeof(float),
+						   &kc->stage);
+		if (err)
+			goto cleanup;
+	}
 	err = -ENOMEM;
-	if (posix_memalign((void **)&kc->data, 64, block_floats * sizeof(float) * (size_t)p->n_blocks))
-		goto cleanup;
-	memset(kc->data, 0, block_floats * sizeof(float) * (size_t)p->n_blocks);
+	if (!kc->ops) {
+		if (posix_memalign((void **)&kc->data, 64,
+				   block_floats * sizeof(float) * (size_t)p->n_blocks))
+			goto cleanup;
+		memset(kc->data, 0, block_floats * sizeof(float) * (size_t)p->n_blocks);
+	}
 	kc->blk = calloc((size_t)p->n_blocks, sizeof(*kc->blk));
 	kc->blk_link = calloc((size_t)p->n_blocks, sizeof(*kc->blk_link));
 	for (cap = 16; cap < 2 * ((size_t)kc->n_blocks + (size_t)kc->n_slots); cap *= 2)
@@ -534,7 +579,14 @@ void kv_cache_free(struct kv_cache *kc)
 	free(kc->tab);
 	free(kc->blk_link);
 	free(kc->blk);
-	free(kc->data);
+	if (kc->ops) {
+		if (kc->stage)
+			kc->ops->stage_free(kc->ops_ctx, kc->stage);
+		if (kc->data)
+			kc->ops->pool_free(kc->ops_ctx, kc->data);
+	} else {
+		free(kc->data);
+	}
 	free(kc);
 }
 
@@ -547,6 +599,11 @@ float *kv_cache_key(const struct kv_cache *kc, int block, int layer)
 float *kv_cache_value(const struct kv_cache *kc, int block, int layer)
 {
 	return kv_cache_key(kc, block, layer) + (size_t)kc->block_size * (size_t)kc->kv_dim;
+}
+
+float *kv_cache_pool(const struct kv_cache *kc)
+{
+	return kc->data;
 }
 
 int kv_cache_block_size(const struct kv_cache *kc)

@@ -54,6 +54,25 @@ struct kv_cache_hooks {
 	kv_hook_fn *release;	/* last reference dropped (block cached or freed); arg 0 */
 };
 
+/*
+ * Where the pool lives.  Without ops (the default) the pool is host memory
+ * and swap I/O reads and writes the blocks in place.  With ops (the CUDA
+ * backend) the pool is memory the host cannot dereference: kv_cache_key()
+ * and friends return addresses in it for kernels to use, and swap I/O goes
+ * through a host staging buffer of one block: copy_out (pool to staging)
+ * before the pwrite of a swap-out, copy_in (staging to pool) after the pread
+ * of a swap-in.  Both copies are complete when they return; they run with
+ * the cache lock held.  Each returns 0 or a negative errno.
+ */
+struct kv_storage_ops {
+	int (*pool_alloc)(void *ctx, size_t bytes, void **pool);	/* zeroed */
+	void (*pool_free)(void *ctx, void *pool);
+	int (*stage_alloc)(void *ctx, size_t bytes, void **buf);
+	void (*stage_free)(void *ctx, void *buf);
+	int (*copy_out)(void *ctx, void *host, const void *block, size_t bytes);
+	int (*copy_in)(void *ctx, void *block, const void *host, size_t bytes);
+};
+
 struct kv_cache_params {
 	int n_layers;
 	int kv_dim;		/* n_kv_heads * head_size */
@@ -65,6 +84,8 @@ struct kv_cache_params {
 	 * since its swap-out; 0: n_blocks */
 	uint64_t recent_evictions;
 	struct kv_cache_hooks hooks;
+	const struct kv_storage_ops *storage;	/* NULL: host memory */
+	void *storage_ctx;
 };
 
 /*
@@ -115,6 +136,8 @@ int kv_cache_block_size(const struct kv_cache *kc);
 int kv_cache_kv_dim(const struct kv_cache *kc);
 int kv_cache_n_layers(const struct kv_cache *kc);
 size_t kv_cache_block_bytes(const struct kv_cache *kc);
+/* Base of the pool: block b starts kv_cache_block_bytes() * b bytes in. */
+float *kv_cache_pool(const struct kv_cache *kc);
 
 /* Refcount of a pool block, or -EINVAL for a bad id. */
 int kv_cache_block_refcnt(struct kv_cache *kc, int block);

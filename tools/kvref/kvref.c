@@ -6,14 +6,20 @@
  * that make a cache pattern happen (see workload.c), and reports at exit
  * what really happened, so detection can be scored against it.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "backend.h"
 #include "model.h"
 #include "workload.h"
+
+#define CUDA_LIB "kvref_cuda.so"
 
 static void usage(FILE *out)
 {
@@ -32,7 +38,12 @@ static void usage(FILE *out)
 		"  --seed N            weights and requests (default 1)\n"
 		"  --model FILE        load a llama2.c checkpoint instead of generating weights\n"
 		"  --save-model FILE   write the generated weights as a llama2.c checkpoint\n"
-		"  --backend cpu       the CPU backend (the CUDA one comes with the GPU stream)\n"
+		"  --backend NAME      cpu (default) or cuda: weights, KV block pool and forward\n"
+		"                      pass on GPU 0, from " CUDA_LIB " beside kvref (built by make\n"
+		"                      where nvcc exists)\n"
+		"  --check             instead of serving: run the same token streams through the\n"
+		"                      chosen backend and the CPU one, blocks swapped out and back\n"
+		"                      in between, and compare every logit (exit 1 if they differ)\n"
 		"  --json              print the report as JSON\n"
 		"  -q, --quiet         no phase lines while running\n"
 		"  -h, --help          this text\n");
@@ -54,6 +65,157 @@ static int parse_long(const char *opt, const char *arg, long min, long max, long
 	return 0;
 }
 
+/* Opens the CUDA backend from CUDA_LIB in kvref's own directory. */
+static int open_cuda(const struct kv_model *m, struct kv_backend *b, void **dl)
+{
+	char path[4096], why[256] = "";
+	kvref_cuda_open_fn *fn;
+	ssize_t n;
+	char *slash;
+	int err;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - sizeof(CUDA_LIB) - 1);
+	if (n <= 0 || !(slash = memrchr(path, '/', (size_t)n))) {
+		fprintf(stderr, "kvref: cannot find my own directory to load %s\n", CUDA_LIB);
+		return -ENOENT;
+	}
+	strcpy(slash + 1, CUDA_LIB);
+	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*dl) {
+		fprintf(stderr, "kvref: --backend cuda needs %s (built by make where nvcc exists): %s\n",
+			path, dlerror());
+		return -ENOENT;
+	}
+	fn = (kvref_cuda_open_fn *)dlsym(*dl, KVREF_CUDA_OPEN);
+	if (!fn) {
+		fprintf(stderr, "kvref: %s has no %s\n", path, KVREF_CUDA_OPEN);
+		return -ENOENT;
+	}
+	err = fn(m, b, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "kvref: cannot start the CUDA backend: %s\n", why);
+	return err;
+}
+
+/* The largest |a - b| over n logits, relative to the largest |b|. */
+static double logit_diff(const float *a, const float *b, int n)
+{
+	double d = 0, scale = 1e-6;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (fabs(a[i] - b[i]) > d || isnan(a[i]))
+			d = isnan(a[i]) ? INFINITY : fabs(a[i] - b[i]);
+		if (fabs(b[i]) > scale)
+			scale = fabs(b[i]);
+	}
+	return d / scale;
+}
+
+/*
+ * --check: three sequences of `len` tokens through both backends, each over
+ * its own small pool with a swap file: A, then B (which evicts A's blocks to
+ * the swap file), then A again, whose prefix comes back from the swap file
+ * and whose last block is recomputed.  Every step's logits are compared.
+ */
+static int check_backend(const struct kv_model *m, const struct kv_backend *be,
+			 const struct workload_opts *o)
+{
+	const struct kv_config *c = &m->config;
+	int len = c->seq_len < 100 ? c->seq_len : 100, bs = o->block_size;
+	int nb = (len + bs - 1) / bs + 1, i, k, err = 0, steps = 0;
+	struct kv_backend cpu;
+	const struct kv_backend *b[2] = { be, &cpu };
+	struct kv_cache *kc[2] = { NULL, NULL };
+	void *st[2] = { NULL, NULL };
+	int *tok = malloc(2 * (size_t)len * sizeof(int));
+	float *lg[2], *keep = malloc((size_t)c->vocab_size * sizeof(float));
+	double worst = 0, d;
+	char path[2][4096];
+	uint64_t rng = o->seed;
+
+	kv_backend_cpu(&cpu, m);
+	if (!tok || !keep) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < 2 * len; i++)
+		tok[i] = (int)(kv_rand_next(&rng) % (uint64_t)c->vocab_size);
+	for (k = 0; k < 2 && !err; k++) {
+		struct kv_cache_params p;
+
+		snprintf(path[k], sizeof(path[k]), "%s/kvref-check-%d-%d.bin", o->swap_dir,
+			 getpid(), k);
+		kv_cache_params_default(&p, c->n_layers, kv_config_kv_dim(c));
+		p.block_size = bs;
+		p.n_blocks = nb;
+		p.swap_path = path[k];
+		p.storage = b[k]->storage;
+		p.storage_ctx = b[k]->ctx;
+		err = kv_cache_new(&kc[k], &p);
+		if (!err)
+			err = b[k]->state_new(b[k]->ctx, &st[k]);
+	}
+	for (int round = 0; round < 3 && !err; round++) {
+		const int *t = tok + (round == 1 ? len : 0);
+		struct kv_seq seq[2];
+		int start[2];
+
+		for (k = 0; k < 2; k++) {
+			kv_seq_init(&seq[k]);
+			start[k] = kv_seq_match_prefix(kc[k], &seq[k], t, len - 1);
+		}
+		if (start[0] != start[1] || start[0] < 0) {
+			fprintf(stderr, "kvref: check: prefix match differs (%d vs %d)\n", start[0], start[1]);
+			err = -EIO;
+		}
+		for (i = start[0]; i < len && !err; i++) {
+			for (k = 0; k < 2 && !err; k++) {
+				err = b[k]->forward(st[k], kc[k], &seq[k], t[i], i, &lg[k]);
+				if (!err && k == 0) {
+					memcpy(keep, lg[0], (size_t)c->vocab_size * sizeof(float));
+					lg[0] = keep;
+				}
+			}
+			if (err)
+				break;
+			d = logit_diff(lg[0], lg[1], c->vocab_size);
+			if (d > worst)
+				worst = d;
+			steps++;
+		}
+		for (k = 0; k < 2; k++)
+			kv_seq_release(kc[k], &seq[k]);
+		if (round == 2 && !err) {
+			struct kv_cache_stats s;
+
+			kv_cache_get_stats(kc[0], &s);
+			printf("check: %s vs cpu: %d steps, %llu blocks swapped out, %llu back in, "
+			       "largest logit difference %.2e of the largest logit\n",
+			       be->name, steps, (unsigned long long)s.swap_outs,
+			       (unsigned long long)s.swap_ins, worst);
+			if (!s.swap_ins)
+				err = -EIO;
+		}
+	}
+	if (err && err != -EIO)
+		fprintf(stderr, "kvref: check: %s\n", strerror(-err));
+out:
+	for (k = 0; k < 2; k++) {
+		if (st[k])
+			b[k]->state_free(b[k]->ctx, st[k]);
+		if (kc[k]) {
+			kv_cache_free(kc[k]);
+			unlink(path[k]);
+		}
+	}
+	free(tok);
+	free(keep);
+	if (err)
+		return 1;
+	return worst <= 1e-3 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -68,6 +230,7 @@ int main(int argc, char **argv)
 		{ "save-model", required_argument, NULL, 'M' },
 		{ "backend", required_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -77,6 +240,9 @@ int main(int argc, char **argv)
 		.kv_blocks = 512, .block_size = 16, .swap_dir = "/var/tmp", .seed = 1,
 	};
 	const char *model_path = NULL, *save_path = NULL;
+	struct kv_backend be;
+	bool cuda = false, check = false;
+	void *dl = NULL;
 	struct kv_model m = { 0 };
 	struct run_report rep;
 	struct kv_config c;
@@ -135,11 +301,15 @@ int main(int argc, char **argv)
 			save_path = optarg;
 			break;
 		case 'k':
-			if (strcmp(optarg, "cpu")) {
-				fprintf(stderr, "kvref: invalid --backend '%s': this build has the cpu backend only\n",
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
+				fprintf(stderr, "kvref: invalid --backend '%s': expected cpu or cuda\n",
 					optarg);
 				return 2;
 			}
+			cuda = !strcmp(optarg, "cuda");
+			break;
+		case 'c':
+			check = true;
 			break;
 		case 'j':
 			json = true;
@@ -183,7 +353,24 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (cuda) {
+		err = open_cuda(&m, &be, &dl);
+		if (err) {
+			model_release(&m);
+			return 1;
+		}
+	} else {
+		kv_backend_cpu(&be, &m);
+	}
+	o.backend = &be;
+	if (check) {
+		err = check_backend(&m, &be, &o);
+		be.close(be.ctx);
+		model_release(&m);
+		return err;
+	}
 	err = workload_run(&m, &o, &rep);
+	be.close(be.ctx);
 	if (err) {
 		fprintf(stderr, "kvref: cannot serve: %s\n", strerror(-err));
 		model_release(&m);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "backend.h"
 #include "model.h"
 
 _Static_assert(sizeof(struct kv_config) == 7 * 4, "the llama2.c header is 7 int32");
@@ -639,4 +640,54 @@ int sample_temperature(const float *logits, int n, float temperature, uint64_t *
 			return i;
 	}
 	return n - 1;
+}
+
+/* ---- the CPU backend ---- */
+
+static int cpu_state_new(void *ctx, void **state)
+{
+	const struct kv_model *m = ctx;
+	struct kv_state *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = kv_state_init(s, &m->config);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s->model = m;
+	*state = s;
+	return 0;
+}
+
+static void cpu_state_free(void *ctx, void *state)
+{
+	(void)ctx;
+	if (state)
+		kv_state_release(state);
+	free(state);
+}
+
+static int cpu_forward(void *state, struct kv_cache *kc, struct kv_seq *seq,
+		       int token, int pos, float **logits)
+{
+	struct kv_state *s = state;
+
+	return model_forward(s->model, s, kc, seq, token, pos, logits);
+}
+
+static void cpu_close(void *ctx)
+{
+	(void)ctx;
+}
+
+void kv_backend_cpu(struct kv_backend *b, const struct kv_model *m)
+{
+	*b = (struct kv_backend){
+		.name = "cpu", .ctx = (void *)m, .storage = NULL,
+		.state_new = cpu_state_new, .state_free = cpu_state_free,
+		.forward = cpu_forward, .close = cpu_close,
+	};
 }

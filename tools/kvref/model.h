@@ -61,6 +61,7 @@ struct kv_state {
 	float *logits;			/* [vocab_size] */
 	float *rope_cos, *rope_sin;	/* [head_size / 2] */
 	float *mem;
+	const struct kv_model *model;	/* set by the CPU backend */
 };
 
 /* dim 288, hidden 768, 6 layers, 6 heads, 2 KV heads, vocab 4096, seq 512. */

@@ -9,7 +9,9 @@
  *   swap_in(block, hash, evictions_since) prefix_hit(block, hash, refcnt)
  *   prefix_miss(index, pool)              step_begin(seq, pos, worker)
  *   step_end(seq, pos, worker)            release(block, hash, 0)
- *   pool(n_blocks, block_bytes, block_size)   at each cache's creation
+ *   pool(n_blocks, block_bytes, block_size, device)   at each cache's
+ *                                         creation; device 1: the pool is
+ *                                         in GPU memory (--backend cuda)
  *
  * A block is in use from block_alloc, or from a prefix_hit that leaves its
  * reference count at 1 (a cached or swapped-in block taken up again), until
@@ -21,5 +23,6 @@
 #include <sys/sdt.h>
 
 #define KVREF_PROBE3(name, a, b, c) DTRACE_PROBE3(kvref, name, a, b, c)
+#define KVREF_PROBE4(name, a, b, c, d) DTRACE_PROBE4(kvref, name, a, b, c, d)
 
 #endif

@@ -101,7 +101,7 @@ struct slot {
 	int idx, fe_cpu, wk_cpu;
 	int sv[2];		/* [0] front end, [1] worker */
 	pthread_t fe, wk;
-	struct kv_state st;
+	void *st;		/* the backend's per-worker state */
 	uint64_t rng;
 	uint64_t *counter;	/* this worker's token counter */
 	double fe_cpu_s, wk_cpu_s;	/* each thread's CPU time, at its end */
@@ -109,6 +109,7 @@ struct slot {
 
 struct phase {
 	const struct kv_model *m;
+	const struct kv_backend *be;
 	const struct workload_opts *opts;
 	const struct scenario_params *sp;
 	struct kv_cache *kc;
@@ -230,14 +231,14 @@ static int serve(struct slot *s, struct request *rq)
 	atomic_fetch_add(&ph->cached, matched);
 	atomic_fetch_add(&ph->prefill, rq->n - matched);
 	for (pos = matched; pos < rq->n; pos++) {
-		err = model_forward(ph->m, &s->st, ph->kc, seq, rq->tokens[pos], pos, &logits);
+		err = ph->be->forward(s->st, ph->kc, seq, rq->tokens[pos], pos, &logits);
 		if (err)
 			goto out;
 	}
 	tok = sample_argmax(logits, ph->m->config.vocab_size);
 	for (i = 0; i < rq->gen && pos < ph->m->config.seq_len; i++, pos++) {
 		KVREF_PROBE3(step_begin, (uintptr_t)seq, pos, s->idx);
-		err = model_forward(ph->m, &s->st, ph->kc, seq, tok, pos, &logits);
+		err = ph->be->forward(s->st, ph->kc, seq, tok, pos, &logits);
 		KVREF_PROBE3(step_end, (uintptr_t)seq, pos, s->idx);
 		if (err)
 			goto out;
@@ -399,6 +400,8 @@ static int phase_cache(struct phase *ph, int slot_tag)
 					   ph->opts->kv_blocks * ph->sp->pool_mult;
 	p.swap_path = ph->swap_path;
 	p.swap_slots = ph->sp->n_prefixes * (PREFIX_TOKENS / p.block_size + 1);
+	p.storage = ph->be->storage;
+	p.storage_ctx = ph->be->ctx;
 	p.hooks = (struct kv_cache_hooks){
 		.alloc = hook_alloc, .free = hook_free, .evict = hook_evict,
 		.swap_out = hook_swap_out, .swap_in = hook_swap_in,
@@ -407,13 +410,14 @@ static int phase_cache(struct phase *ph, int slot_tag)
 	};
 	err = kv_cache_new(&ph->kc, &p);
 	if (!err)
-		KVREF_PROBE3(pool, p.n_blocks, kv_cache_block_bytes(ph->kc), p.block_size);
+		KVREF_PROBE4(pool, p.n_blocks, kv_cache_block_bytes(ph->kc), p.block_size,
+			     p.storage != NULL);
 	return err;
 }
 
-static int run_phase(const struct kv_model *m, const struct workload_opts *opts,
-		     enum kvref_scenario sc, double secs, uint64_t t0,
-		     struct phase_report *rep)
+static int run_phase(const struct kv_model *m, const struct kv_backend *be,
+		     const struct workload_opts *opts, enum kvref_scenario sc, double secs,
+		     uint64_t t0, struct phase_report *rep)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), i, j, err, nslots = 0;
 	struct phase *ph = calloc(1, sizeof(*ph));
@@ -431,6 +435,7 @@ static int run_phase(const struct kv_model *m, const struct workload_opts *opts,
 	if (ncpu < 1)
 		ncpu = 1;
 	ph->m = m;
+	ph->be = be;
 	ph->opts = opts;
 	ph->sp = &params[sc];
 	pthread_mutex_init(&ph->lock, NULL);
@@ -460,7 +465,7 @@ static int run_phase(const struct kv_model *m, const struct workload_opts *opts,
 		s->wk_cpu = ph->sp->cross_cpu ? (i + 1) % ncpu : s->fe_cpu;
 		s->rng = rng + i;
 		s->counter = ph->sp->shared_counters ? &ph->shared[i % 64] : &ph->own[i % 64].v;
-		err = kv_state_init(&s->st, &m->config);
+		err = be->state_new(be->ctx, &s->st);
 		if (!err && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->sv))
 			err = -errno;
 		if (!err && pthread_create(&s->wk, NULL, worker_main, s))
@@ -471,7 +476,7 @@ static int run_phase(const struct kv_model *m, const struct workload_opts *opts,
 			pthread_join(s->wk, NULL);
 		}
 		if (err) {
-			kv_state_release(&s->st);
+			be->state_free(be->ctx, s->st);
 			break;
 		}
 	}
@@ -486,7 +491,7 @@ static int run_phase(const struct kv_model *m, const struct workload_opts *opts,
 		pthread_join(slots[i].wk, NULL);
 		close(slots[i].sv[0]);
 		close(slots[i].sv[1]);
-		kv_state_release(&slots[i].st);
+		be->state_free(be->ctx, slots[i].st);
 	}
 	if (dropping)
 		pthread_join(dropper, NULL);
@@ -531,12 +536,19 @@ int workload_run(const struct kv_model *m, const struct workload_opts *opts,
 {
 	uint64_t t0 = mono_ns();
 	int i, err, n = opts->scenario == SC_MIXED ? 4 : 1;
+	struct kv_backend cpu;
+	const struct kv_backend *be = opts->backend;
 
+	if (!be) {
+		kv_backend_cpu(&cpu, m);
+		be = &cpu;
+	}
 	memset(rep, 0, sizeof(*rep));
+	rep->backend = be->name;
 	for (i = 0; i < n; i++) {
 		enum kvref_scenario sc = n == 1 ? opts->scenario : (enum kvref_scenario)i;
 
-		err = run_phase(m, opts, sc, opts->duration_s / n, t0, &rep->phases[i]);
+		err = run_phase(m, be, opts, sc, opts->duration_s / n, t0, &rep->phases[i]);
 		if (err)
 			return err;
 		rep->nphases++;
@@ -550,7 +562,7 @@ void report_print(const struct run_report *rep, FILE *out)
 {
 	int i;
 
-	fprintf(out, "kvref: %.1f s, %llu tokens, %.0f tokens/s\n", rep->seconds,
+	fprintf(out, "kvref: %s backend, %.1f s, %llu tokens, %.0f tokens/s\n", rep->backend, rep->seconds,
 		(unsigned long long)rep->tokens, rep->tokens / rep->seconds);
 	for (i = 0; i < rep->nphases; i++) {
 		const struct phase_report *p = &rep->phases[i];
@@ -584,8 +596,8 @@ void report_json(const struct run_report *rep, FILE *out)
 {
 	int i;
 
-	fprintf(out, "{\"seconds\": %.3f, \"tokens\": %llu, \"tokens_per_s\": %.1f, \"phases\": [",
-		rep->seconds, (unsigned long long)rep->tokens, rep->tokens / rep->seconds);
+	fprintf(out, "{\"backend\": \"%s\", \"seconds\": %.3f, \"tokens\": %llu, \"tokens_per_s\": %.1f, \"phases\": [",
+		rep->backend, rep->seconds, (unsigned long long)rep->tokens, rep->tokens / rep->seconds);
 	for (i = 0; i < rep->nphases; i++) {
 		const struct phase_report *p = &rep->phases[i];
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "backend.h"
 #include "kvcache.h"
 #include "model.h"
 
@@ -35,6 +36,7 @@ struct workload_opts {
 	const char *swap_dir;
 	uint64_t seed;
 	bool quiet;
+	const struct kv_backend *backend;	/* NULL: the CPU backend */
 };
 
 /* What really happened in one phase: the ground truth detection is scored
@@ -57,6 +59,7 @@ struct phase_report {
 };
 
 struct run_report {
+	const char *backend;
 	struct phase_report phases[4];
 	int nphases;
 	double seconds;
