@@ -22,7 +22,7 @@ struct vec_entry {
 	struct fvec f;
 	struct evidence e;
 	enum cs_label label;
-	char reason[200];
+	char reason[256];
 	int cluster;		/* stable id, or CLUSTER_NOISE */
 	uint8_t core;		/* a core point in the last run */
 };
@@ -34,7 +34,7 @@ struct cluster_info {
 	unsigned int counts[LABEL_COUNT];
 	double centroid[FEAT_DIM];
 	char keys[160];		/* busiest member keys */
-	char reason[240];
+	char reason[300];
 };
 
 struct analysis {

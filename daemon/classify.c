@@ -137,9 +137,9 @@ static void fmt_ns(char *buf, size_t n, uint64_t ns)
 		snprintf(buf, n, "%llu ns", (unsigned long long)ns);
 }
 
-enum cs_label classify(const struct rules *r, const char *key,
-		       const struct fvec *f, const struct evidence *e,
-		       char *reason, size_t n)
+static enum cs_label classify_host(const struct rules *r, const char *key,
+				   const struct fvec *f, const struct evidence *e,
+				   char *reason, size_t n)
 {
 	const double *t = r->v;
 	double locality = f->raw[FEAT_LOCALITY];
@@ -185,6 +185,29 @@ enum cs_label classify(const struct rules *r, const char *key,
 	snprintf(reason, n, "normal: %s %.0f ops/s, locality %.2f, live %+.0f/s, median lifetime %s",
 		 key, f->raw[FEAT_FREQ], locality, e->growth_per_s, life);
 	return LABEL_NORMAL;
+}
+
+/* What the process did on the GPU in the same window, after the reason of
+ * an anomaly: the host-GPU join, in words. */
+static void gpu_evidence(const struct evidence *e, char *reason, size_t n)
+{
+	size_t len = strlen(reason);
+
+	if ((!e->gpu_kernel_ns && !e->gpu_copy_bytes) || len + 1 >= n)
+		return;
+	snprintf(reason + len, n - len, "; GPU meanwhile: %.1f ms kernels (%.1f ms KV), %.2f MB copied",
+		 e->gpu_kernel_ns / 1e6, e->gpu_kv_kernel_ns / 1e6, e->gpu_copy_bytes / 1e6);
+}
+
+enum cs_label classify(const struct rules *r, const char *key,
+		       const struct fvec *f, const struct evidence *e,
+		       char *reason, size_t n)
+{
+	enum cs_label l = classify_host(r, key, f, e, reason, n);
+
+	if (l != LABEL_NORMAL)
+		gpu_evidence(e, reason, n);
+	return l;
 }
 
 enum cs_label classify_cluster(const struct rules *r, const unsigned int *counts,

@@ -54,7 +54,8 @@ int rules_set(struct rules *r, const char *assignment);
  * or -errno; on a bad line, *bad_line is its number (else 0). */
 int rules_load(struct rules *r, const char *path, int *bad_line);
 
-/* Label one vector; reason gets one line with the numbers behind it. */
+/* Label one vector; reason gets one line with the numbers behind it, and
+ * for an anomaly, the process's GPU work of the same window if it had any. */
 enum cs_label classify(const struct rules *r, const char *key,
 		       const struct fvec *f, const struct evidence *e,
 		       char *reason, size_t n);

@@ -46,6 +46,9 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.refault_pages = s->refault_pages;
 	e.refault_share = s->page_adds ? (double)s->refault_pages / s->page_adds : 0;
 	e.refault_dist_p50 = r->refault_dist_p50;
+	e.gpu_kernel_ns = r->tgid_gpu_kernel_ns;
+	e.gpu_kv_kernel_ns = r->tgid_gpu_kv_kernel_ns;
+	e.gpu_copy_bytes = r->tgid_gpu_copy_bytes;
 
 	v.raw[FEAT_FREQ] = ops / secs;
 	v.raw[FEAT_HOT] = r->top_site_share;

@@ -45,6 +45,8 @@ struct evidence {
 	uint64_t refaults, refault_pages;
 	double refault_share;		/* refault pages / page adds */
 	uint64_t refault_dist_p50;
+	/* the process's GPU work in the same window (the host-GPU join) */
+	uint64_t gpu_kernel_ns, gpu_kv_kernel_ns, gpu_copy_bytes;
 };
 
 struct fvec {

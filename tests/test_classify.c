@@ -129,6 +129,31 @@ static void classify__several_rules_hold__refault_thrash_first(void **state)
 	assert_int_equal(classify(&rules, "k", &f, &e, reason, sizeof(reason)), LABEL_LEAK);
 }
 
+static void classify__anomaly_of_a_gpu_process__reason_carries_gpu_work(void **state)
+{
+	(void)state;
+	e.page_adds = 18;
+	e.refault_pages = 18;
+	e.refault_share = 1;
+	e.refault_dist_p50 = 7;
+	e.gpu_kernel_ns = 12500000;
+	e.gpu_kv_kernel_ns = 3000000;
+	e.gpu_copy_bytes = 2000000;
+	assert_int_equal(classify(&rules, "kv-pool-gpu", &f, &e, reason, sizeof(reason)), LABEL_THRASH);
+	assert_string_equal(reason, "thrash: kv-pool-gpu 18 of 18 inserted pages refaulted (100%), median refault distance 7 evictions; "
+			    "GPU meanwhile: 12.5 ms kernels (3.0 ms KV), 2.00 MB copied");
+	/* a normal vector says nothing of the GPU */
+	e.refault_pages = 0;
+	e.refault_share = 0;
+	assert_int_equal(classify(&rules, "kv-pool-gpu", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_null(strstr(reason, "GPU"));
+	/* a short buffer stays terminated */
+	e.refault_pages = 18;
+	e.refault_share = 1;
+	assert_int_equal(classify(&rules, "kv-pool-gpu", &f, &e, reason, 40), LABEL_THRASH);
+	assert_int_equal(strlen(reason), 39);
+}
+
 static void rules_set__known_and_unknown_names__applied_or_rejected(void **state)
 {
 	(void)state;
@@ -202,6 +227,7 @@ int main(void)
 		cmocka_unit_test_setup(classify__remote_frees_of_one_size__false_sharing, setup),
 		cmocka_unit_test_setup(classify__fast_churn_short_lives__thrash, setup),
 		cmocka_unit_test_setup(classify__several_rules_hold__refault_thrash_first, setup),
+		cmocka_unit_test_setup(classify__anomaly_of_a_gpu_process__reason_carries_gpu_work, setup),
 		cmocka_unit_test_setup(rules_set__known_and_unknown_names__applied_or_rejected, setup),
 		cmocka_unit_test_setup(rules_load__file_with_comments__applied_and_bad_line_named, setup),
 		cmocka_unit_test_setup(classify_cluster__majority_anomaly__cluster_takes_it, setup),
