@@ -78,7 +78,7 @@ endif
 .SECONDARY:
 .PHONY: all deps test unit integration run vmlinux clean check-arch
 
-all: $(BINS) $(UNIT_BINS) $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
+all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
 
 check-arch:
 	@test -f $(VMLINUX) || { echo "cachescope: no $(VMLINUX) for $$(uname -m); run 'make vmlinux' on a kernel with BTF" >&2; exit 1; }
@@ -141,6 +141,15 @@ $(OUTPUT)/tests/test_kvref: $(OUTPUT)/tests/test_kvref.o $(OUTPUT)/tools/kvref/m
 	$(OUTPUT)/tools/kvref/kvcache.o
 $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o
 
+# the CUDA backend's kernels, run on the host by tests/helpers/cuda_emu.h:
+# no CUDA needed
+$(OUTPUT)/tests/test_kvref_kernels: tests/test_kvref_kernels.cc tests/helpers/cuda_emu.h \
+		cuda/kvref_kernels.cuh $(OUTPUT)/tools/kvref/model.o $(OUTPUT)/tools/kvref/kvcache.o
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -Itests -pthread $< \
+		$(OUTPUT)/tools/kvref/model.o $(OUTPUT)/tools/kvref/kvcache.o -lcmocka -lm -o $@
+
 $(UNIT_BINS) $(INTEG_BINS):
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -lm -lpthread -o $@
@@ -183,14 +192,14 @@ $(OUTPUT)/tests/test_cupti: tests/test_cupti.c cuda/cupti_sub.c cuda/cupti_sub.h
 
 # ---- the CUDA backend of kvref (no GPU needed to build) ----
 
-$(OUTPUT)/kvref_cuda.so: cuda/kvref_cuda.cu tools/kvref/backend.h tools/kvref/kvcache.h \
+$(OUTPUT)/kvref_cuda.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tools/kvref/backend.h tools/kvref/kvcache.h \
 		tools/kvref/model.h
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(NVCC_FLAGS) -shared -cudart static $< -L$(CUDA)/lib64 -lcublas \
 		-Xlinker -rpath,$(CUDA)/lib64 -o $@
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels
 	$(Q)./tests/run.sh unit
 
 integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS)
