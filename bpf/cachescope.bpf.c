@@ -386,7 +386,7 @@ static __always_inline bool folio_identify(struct folio *folio,
 
 static __always_inline void remember_file(struct folio_id *fid)
 {
-	struct cs_file_key key = { .ino = fid->ino, .dev = fid->dev };
+	struct cs_file_key key = { .ino = fid->ino, .dev = fid->dev, .gen = fid->gen };
 	char name[CS_CACHE_NAME_LEN] = {};
 	struct inode *host = fid->host;
 	struct hlist_node *first;
@@ -473,6 +473,8 @@ static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 	e->flags = refault_pages ? CS_F_REFAULT : 0;
 	e->order = fid->order;
 	e->page.ino = fid->ino;
+	e->page.gen = fid->gen;
+	e->page.pad = 0;
 	e->page.index = fid->index;
 	e->page.dev = fid->dev;
 	e->page.refault_pages = refault_pages;

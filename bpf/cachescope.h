@@ -104,6 +104,8 @@ struct cs_event {
 			/* refaults: time and evictions since the eviction */
 			__u64 refault_ns;
 			__u64 refault_dist;
+			__u32 gen;	/* i_generation: a reused inode number is another file */
+			__u32 pad;
 		} page;
 		struct {
 			__u64 hash;
@@ -164,11 +166,12 @@ struct cs_evicted {
 	__u64 mask;		/* pages of the granule evicted and not back */
 };
 
-/* Key of the file-name map. */
+/* Key of the file-name map: one name per inode generation, so a file that
+ * gets a deleted file's inode number has its own entry. */
 struct cs_file_key {
 	__u64 ino;
 	__u32 dev;
-	__u32 pad;
+	__u32 gen;
 };
 
 struct cs_cache_info {

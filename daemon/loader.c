@@ -545,10 +545,10 @@ int loader_comm(const struct loader *ld, uint32_t tgid, char *buf, size_t n)
 	return 0;
 }
 
-int loader_file_name(const struct loader *ld, uint32_t dev, uint64_t ino,
+int loader_file_name(const struct loader *ld, uint32_t dev, uint64_t ino, uint32_t gen,
 		     char *buf, size_t n)
 {
-	struct cs_file_key key = { .ino = ino, .dev = dev };
+	struct cs_file_key key = { .ino = ino, .dev = dev, .gen = gen };
 	char name[CS_CACHE_NAME_LEN];
 
 	if (bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.file_name), &key, name))

@@ -75,7 +75,7 @@ void loader_map_evictions(const struct loader *ld, const struct cs_stats *st,
 /* Names recorded by the programs; return 0 and fill buf, or -ENOENT. */
 int loader_cache_name(const struct loader *ld, uint64_t cache, char *buf, size_t n);
 int loader_comm(const struct loader *ld, uint32_t tgid, char *buf, size_t n);
-int loader_file_name(const struct loader *ld, uint32_t dev, uint64_t ino,
+int loader_file_name(const struct loader *ld, uint32_t dev, uint64_t ino, uint32_t gen,
 		     char *buf, size_t n);
 
 #endif

@@ -104,7 +104,7 @@ static void resolve_key(struct acc *a, void *ctx)
 	if (a->key.domain == DOM_SLAB && a->key.id >= CS_KMALLOC_ID_MAX)
 		loader_cache_name(&d->ld, a->key.id, a->name, sizeof(a->name));
 	if (a->key.domain == DOM_PAGE)
-		loader_file_name(&d->ld, a->key.dev, a->key.id, a->file,
+		loader_file_name(&d->ld, a->key.dev, a->key.id, a->key.gen, a->file,
 				 sizeof(a->file));
 	if (loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
 		snprintf(a->comm, sizeof(a->comm), "?");

@@ -191,7 +191,7 @@ static uint64_t key_hash(const struct wkey *k)
 {
 	uint64_t h = k->id ^ ((uint64_t)k->tgid << 32 | k->dev) * 0x9e3779b97f4a7c15ull;
 
-	h ^= (uint64_t)k->domain << 56;
+	h ^= (uint64_t)k->domain << 56 ^ (uint64_t)k->gen * 0xff51afd7ed558ccdull;
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ull;
 	h ^= h >> 29;
@@ -201,7 +201,7 @@ static uint64_t key_hash(const struct wkey *k)
 static bool key_eq(const struct wkey *a, const struct wkey *b)
 {
 	return a->id == b->id && a->tgid == b->tgid && a->dev == b->dev &&
-	       a->domain == b->domain;
+	       a->gen == b->gen && a->domain == b->domain;
 }
 
 static int table_resize(struct wtable *wt, size_t cap)
@@ -658,6 +658,7 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 		k.domain = DOM_PAGE;
 		k.id = e->page.ino;
 		k.dev = e->page.dev;
+		k.gen = e->page.gen;
 		break;
 	case CS_EV_KV:
 		k.domain = DOM_KV;	/* one pool per process */

@@ -32,6 +32,7 @@ struct wkey {
 	uint64_t id;		/* slab: cache id; page: inode */
 	uint32_t tgid;
 	uint32_t dev;		/* page: kernel dev_t of the file's sb */
+	uint32_t gen;		/* page: inode generation (a reused number is another file) */
 	uint8_t domain;
 };
 

@@ -222,6 +222,31 @@ static void wtable_add__page_refaults__counted_per_file(void **state)
 	wtable_free(wt);
 }
 
+/* a deleted file's inode number given to a new file: another key */
+static void wtable_add__same_inode_number_new_generation__separate_keys(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e = { 0 };
+
+	(void)state;
+	e.type = CS_EV_PAGE_ADD;
+	e.tgid = 7;
+	e.ts_ns = T0 + 1;
+	e.page.dev = (254u << 20) | 1;
+	e.page.ino = 12;
+	e.page.gen = 1;
+	wtable_add(wt, &e);
+	wtable_add(wt, &e);
+	e.page.gen = 2;
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 2);
+	assert_int_equal(rows.r[0].s->page_adds + rows.r[1].s->page_adds, 3);
+	assert_int_not_equal(rows.r[0].acc->key.gen, rows.r[1].acc->key.gen);
+	wtable_free(wt);
+}
+
 static void wtable_close__idle_key_without_live__forgotten(void **state)
 {
 	struct rows rows = { .n = 0 };
@@ -447,6 +472,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__event_of_closed_window__counted_late),
 		cmocka_unit_test(wtable_add__far_future_event__closes_windows_between),
 		cmocka_unit_test(wtable_add__page_refaults__counted_per_file),
+		cmocka_unit_test(wtable_add__same_inode_number_new_generation__separate_keys),
 		cmocka_unit_test(wtable_close__idle_key_without_live__forgotten),
 		cmocka_unit_test(topk_entropy__uniform_sizes__log2_of_count),
 		cmocka_unit_test(topk_add__more_values_than_slots__rest_in_other),
