@@ -4,6 +4,8 @@
 # The GPU stream, end to end, on a machine with an NVIDIA GPU (as root):
 #
 #   sudo tests/gpu/run.sh [SECONDS]        (default 30 s a run; < 5 min in all)
+#   GPU_TEST_NO_BUILD=1: use build/ as it is (built elsewhere and copied)
+#   GPU_TEST_OUT=DIR:    keep the outputs there (default a new /tmp dir)
 #
 #  1. builds everything, kvref_cuda.so and libcachescope_cupti.so included;
 #  2. kvref --backend cuda --check: every logit of the GPU forward pass
@@ -38,7 +40,9 @@ command -v nvidia-smi >/dev/null && nvidia-smi -L
 mkdir -p "$OUT"
 
 echo "== build"
-if ! make -s -j"$(nproc)" all >"$OUT/build.log" 2>&1; then
+if [ -n "${GPU_TEST_NO_BUILD:-}" ]; then
+	echo "GPU_TEST_NO_BUILD set: using build/ as it is"
+elif ! make -s -j"$(nproc)" all >"$OUT/build.log" 2>&1; then
 	./tools/deps.sh >>"$OUT/build.log" 2>&1
 	make -s -j"$(nproc)" all >>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; die "build failed"; }
 fi
