@@ -4,7 +4,7 @@
 # Not root: one line saying what to install, exit 1.
 set -eu
 
-PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 libcmocka-dev systemtap-sdt-dev pkg-config libc6-dev"
 
 missing=""
