@@ -78,7 +78,8 @@ endif
 .SECONDARY:
 .PHONY: all deps test unit integration run vmlinux clean check-arch
 
-all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
+all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
+	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
 
 check-arch:
 	@test -f $(VMLINUX) || { echo "cachescope: no $(VMLINUX) for $$(uname -m); run 'make vmlinux' on a kernel with BTF" >&2; exit 1; }
@@ -198,6 +199,16 @@ $(OUTPUT)/kvref_cuda.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tools/kvref/b
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(NVCC_FLAGS) -shared -cudart static $< -L$(CUDA)/lib64 -lcublas \
 		-Xlinker -rpath,$(CUDA)/lib64 -o $@
+
+# the whole CUDA backend on the host: the same source over tests/helpers/fakecuda
+# (runtime and cuBLAS on host memory) and cuda_emu.h (kernels as coroutines)
+$(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tests/helpers/cuda_emu.h \
+		tests/helpers/fakecuda/cuda_runtime.h tests/helpers/fakecuda/cublas_v2.h \
+		tools/kvref/backend.h tools/kvref/kvcache.h tools/kvref/model.h
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
+		-Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h -x c++ $< -o $@
 
 unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels
 	$(Q)./tests/run.sh unit

@@ -104,6 +104,12 @@ static int fail(struct gpu *g, const char *what, const char *why)
 
 #include "kvref_kernels.cuh"
 
+/* tests/helpers/fakecuda runs the launches on the host instead */
+#ifndef KVREF_LAUNCH
+#define KVREF_LAUNCH(kernel, grid, block, shmem, stream, ...) \
+	kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
+#endif
+
 static unsigned int blocks_for(int n, int threads)
 {
 	return (unsigned int)((n + threads - 1) / threads);
@@ -282,38 +288,39 @@ static int forward(void *state, struct kv_cache *kc, struct kv_seq *seq, int tok
 		return err;
 	shmem = ((size_t)pos + 1 + 32 + (size_t)hs) * sizeof(float);
 
-	kvref_embed<<<blocks_for(dim, EW_THREADS), EW_THREADS, 0, s->stream>>>(
-		s->x, w->token_embedding_table, token, dim);
+	KVREF_LAUNCH(kvref_embed, blocks_for(dim, EW_THREADS), EW_THREADS, 0, s->stream,
+		     s->x, w->token_embedding_table, token, dim);
 	for (l = 0; l < c->n_layers; l++) {
 		ld = (size_t)l * dim;
-		kvref_rmsnorm<<<1, NORM_THREADS, 0, s->stream>>>(s->xb, s->x,
-								 w->rms_att_weight + ld, dim);
+		KVREF_LAUNCH(kvref_rmsnorm, 1, NORM_THREADS, 0, s->stream,
+		     s->xb, s->x, w->rms_att_weight + ld, dim);
 		if ((err = gemv(s, s->q, s->xb, w->wq + ld * dim, dim, dim)) ||
 		    (err = gemv(s, s->k, s->xb, w->wk + ld * kvd, dim, kvd)) ||
 		    (err = gemv(s, s->v, s->xb, w->wv + ld * kvd, dim, kvd)))
 			return err;
-		kvref_kv_append<<<blocks_for(dim / 2, EW_THREADS), EW_THREADS, 0, s->stream>>>(
-			s->q, s->k, s->v, pool, s->table, bf, l, pos, bs, dim, kvd, hs);
-		kvref_kv_paged_attention<<<c->n_heads, ATT_THREADS, shmem, s->stream>>>(
-			s->xb, s->q, pool, s->table, bf, l, pos, bs, kvd, hs, g->kv_mul);
+		KVREF_LAUNCH(kvref_kv_append, blocks_for(dim / 2, EW_THREADS), EW_THREADS, 0, s->stream,
+		     s->q, s->k, s->v, pool, s->table, bf, l, pos, bs, dim, kvd, hs);
+		KVREF_LAUNCH(kvref_kv_paged_attention, c->n_heads, ATT_THREADS, shmem, s->stream,
+		     s->xb, s->q, pool, s->table, bf, l, pos, bs, kvd, hs, g->kv_mul);
 		if ((err = gemv(s, s->xb2, s->xb, w->wo + ld * dim, dim, dim)))
 			return err;
-		kvref_residual<<<blocks_for(dim, EW_THREADS), EW_THREADS, 0, s->stream>>>(
-			s->x, s->xb2, dim);
+		KVREF_LAUNCH(kvref_residual, blocks_for(dim, EW_THREADS), EW_THREADS, 0, s->stream,
+		     s->x, s->xb2, dim);
 
-		kvref_rmsnorm<<<1, NORM_THREADS, 0, s->stream>>>(s->xb, s->x,
-								 w->rms_ffn_weight + ld, dim);
+		KVREF_LAUNCH(kvref_rmsnorm, 1, NORM_THREADS, 0, s->stream,
+		     s->xb, s->x, w->rms_ffn_weight + ld, dim);
 		if ((err = gemv(s, s->hb, s->xb, w->w1 + ld * hid, dim, hid)) ||
 		    (err = gemv(s, s->hb2, s->xb, w->w3 + ld * hid, dim, hid)))
 			return err;
-		kvref_swiglu<<<blocks_for(hid, EW_THREADS), EW_THREADS, 0, s->stream>>>(
-			s->hb, s->hb2, hid);
+		KVREF_LAUNCH(kvref_swiglu, blocks_for(hid, EW_THREADS), EW_THREADS, 0, s->stream,
+		     s->hb, s->hb2, hid);
 		if ((err = gemv(s, s->xb, s->hb, w->w2 + ld * hid, hid, dim)))
 			return err;
-		kvref_residual<<<blocks_for(dim, EW_THREADS), EW_THREADS, 0, s->stream>>>(
-			s->x, s->xb, dim);
+		KVREF_LAUNCH(kvref_residual, blocks_for(dim, EW_THREADS), EW_THREADS, 0, s->stream,
+		     s->x, s->xb, dim);
 	}
-	kvref_rmsnorm<<<1, NORM_THREADS, 0, s->stream>>>(s->x, s->x, w->rms_final_weight, dim);
+	KVREF_LAUNCH(kvref_rmsnorm, 1, NORM_THREADS, 0, s->stream,
+		     s->x, s->x, w->rms_final_weight, dim);
 	if ((err = gemv(s, s->logits, s->x, w->wcls, dim, g->vocab)))
 		return err;
 	CK(g, cudaGetLastError());

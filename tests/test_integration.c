@@ -787,6 +787,68 @@ static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 	assert_true(joined > 0);
 }
 
+/*
+ * The CUDA backend without a GPU: kvref_cuda.cu built over
+ * tests/helpers/fakecuda (runtime and cuBLAS on host memory) with its kernels
+ * run as coroutines by cuda_emu.h.  Its logits must equal the CPU backend's
+ * across blocks swapped out of the pool and back in through the staging
+ * buffer, and under the daemon its pool is the kv-pool-gpu key.
+ */
+static void cuda_backend__on_host__logits_equal_cpu_across_swap(void **state)
+{
+	char cmd[700], out[1024];
+	unsigned long steps, outs, ins;
+	double diff;
+	const char *p;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "KVREF_CUDA_LIB=%s/tests/kvref_cuda_emu.so %s/kvref --backend cuda --check 2>&1",
+		 build, build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	p = strstr(out, "check: cuda vs cpu: ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "check: cuda vs cpu: %lu steps, %lu blocks swapped out, %lu back in, "
+				"largest logit difference %lf", &steps, &outs, &ins, &diff), 4);
+	assert_true(steps > 200);
+	assert_true(outs > 0 && ins > 0);
+	assert_true(diff <= 1e-4);
+}
+
+static void cuda_backend__on_host__kv_pool_gpu_under_daemon(void **state)
+{
+	const char *extra[] = { "--workload", "normal", "--workload-backend", "cuda", NULL };
+	char lib[300], cupti[300];
+	struct daemon d;
+	struct table t;
+	int r, gpu_pool = 0, host_pool = 0;
+
+	need_root(state);
+	snprintf(lib, sizeof(lib), "%s/tests/kvref_cuda_emu.so", build);
+	snprintf(cupti, sizeof(cupti), "%s/libcachescope_cupti.so", build);
+	if (access(cupti, R_OK)) {
+		fprintf(stderr, "no CUPTI library (no CUDA toolkit): skipped\n");
+		skip();
+	}
+	setenv("KVREF_CUDA_LIB", lib, 1);	/* the daemon's kvref inherits it */
+	daemon_start(&d, "cudaemu", 6, extra);
+	unsetenv("KVREF_CUDA_LIB");
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, true);
+	/* kvref's start line, and its report */
+	assert_int_equal(count_in_file(d.out, "kvref: cuda backend on cuda_emu"), 1);
+	assert_int_equal(count_in_file(d.out, "kvref: cuda backend, "), 1);
+	table_read(&t, d.csv);
+	for (r = 0; r < t.nrows; r++) {
+		if (strcmp(cell(&t, r, "scope"), "workload"))
+			continue;
+		gpu_pool += !strcmp(cell(&t, r, "key"), "kv-pool-gpu");
+		host_pool += !strcmp(cell(&t, r, "key"), "kv-pool");
+	}
+	assert_true(gpu_pool > 0);
+	assert_int_equal(host_pool, 0);
+	assert_true(sum(&t, "kv-pool-gpu", 0, "allocs") > 0);
+}
+
 static int count_lines(const char *s)
 {
 	int n = 0;
@@ -917,6 +979,8 @@ int main(void)
 		cmocka_unit_test(labels__ordinary_work_and_background__normal),
 		cmocka_unit_test(workload__mixed__every_phase_labelled_as_its_truth),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
+		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
+		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
 		cmocka_unit_test(errors__cuda_backend_without_gpu__one_line_and_daemon_fails),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),

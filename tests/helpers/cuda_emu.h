@@ -4,8 +4,10 @@
  * the host, for tests on machines without a GPU.
  *
  * A launch runs the grid's blocks one after another; the threads of a block
- * are coroutines (ucontext) on the launching OS thread, each with its own
- * stack.  __syncthreads() parks the calling thread until every thread of
+ * are coroutines on the launching OS thread, each with its own stack
+ * (started with makecontext/setcontext, switched with GCC's
+ * __builtin_setjmp/__builtin_longjmp, which save no signal mask and so make
+ * no system call).  __syncthreads() parks the calling thread until every thread of
  * the block has arrived; __shfl_down_sync() parks it until all 32 lanes of
  * its warp have posted their value, reads lane + delta, and parks again
  * until all have read.  So a kernel that misses a barrier, or reads what
@@ -25,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <ucontext.h>
 #include <vector>
 
@@ -35,15 +38,16 @@ struct emu_dim {
 inline thread_local emu_dim threadIdx, blockIdx, blockDim, gridDim;
 
 struct emu_thread {
-	ucontext_t ctx;
-	std::vector<char> stack;
-	bool done;
-	int waiting;		/* 0 runnable, 1 block barrier, 2 warp barrier */
+	ucontext_t ctx;			/* its start */
+	void *jb[5];			/* where it parked */
+	bool started, done;
+	int waiting;			/* 0 runnable, 1 block barrier, 2 warp barrier */
 };
 
 struct emu_block {
 	std::vector<emu_thread> t;
-	ucontext_t sched;
+	std::set<unsigned int> runnable;
+	void *sched[5];
 	unsigned int cur;
 	unsigned int arrived;			/* at the block barrier */
 	std::vector<unsigned int> warp_arrived;
@@ -54,19 +58,38 @@ struct emu_block {
 
 inline thread_local emu_block *emu_cur;
 
+/* Coroutine stacks, kept for the next launch on this OS thread. */
+#define EMU_STACK (32 * 1024)
+inline thread_local std::vector<std::vector<char>> emu_stacks;
+
 #define __global__
 #define __device__
 #define __shared__ static thread_local
 #define KVREF_DYN_SHARED(type, name) type *name = (type *)emu_cur->dyn.data()
 
+/* __builtin_longjmp must not be called from the function that did the
+ * matching __builtin_setjmp */
+__attribute__((noinline, noreturn)) inline void emu_jump(void **jb)
+{
+	__builtin_longjmp(jb, 1);
+}
+
 /* Back to the scheduler; returns when this thread may run again. */
-inline void emu_park(int why)
+__attribute__((noinline)) inline void emu_park(int why)
 {
 	emu_block *b = emu_cur;
 	emu_thread *me = &b->t[b->cur];
 
 	me->waiting = why;
-	swapcontext(&me->ctx, &b->sched);
+	b->runnable.erase(b->cur);
+	if (__builtin_setjmp(me->jb) == 0)
+		emu_jump(b->sched);
+}
+
+inline void emu_wake(emu_block *b, unsigned int i)
+{
+	b->t[i].waiting = 0;
+	b->runnable.insert(i);
 }
 
 inline void __syncthreads()
@@ -75,9 +98,9 @@ inline void __syncthreads()
 
 	if (++b->arrived == b->t.size()) {
 		b->arrived = 0;
-		for (auto &t : b->t)
-			if (t.waiting == 1)
-				t.waiting = 0;
+		for (unsigned int i = 0; i < b->t.size(); i++)
+			if (b->t[i].waiting == 1)
+				emu_wake(b, i);
 		return;
 	}
 	emu_park(1);
@@ -94,7 +117,7 @@ inline void emu_warp_barrier()
 		b->warp_arrived[w] = 0;
 		for (unsigned int i = first; i < first + n; i++)
 			if (b->t[i].waiting == 2)
-				b->t[i].waiting = 0;
+				emu_wake(b, i);
 		return;
 	}
 	emu_park(2);
@@ -120,13 +143,21 @@ inline void emu_entry()
 
 	(*b->body)();
 	b->t[b->cur].done = true;
-	swapcontext(&b->t[b->cur].ctx, &b->sched);
+	b->runnable.erase(b->cur);
+	emu_jump(b->sched);
 }
 
-/* swapcontext() is declared returns_twice like setjmp(), but it restores
- * every register when it comes back, so no local is clobbered */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wclobbered"
+/* Run thread i until it parks or ends: nothing is used after the
+ * __builtin_setjmp receiver, so nothing can be clobbered. */
+__attribute__((noinline)) inline void emu_resume(emu_block *b, unsigned int i)
+{
+	if (__builtin_setjmp(b->sched) == 0) {
+		if (b->t[i].started)
+			emu_jump(b->t[i].jb);
+		b->t[i].started = true;
+		setcontext(&b->t[i].ctx);
+	}
+}
 
 /* kernel<<<grid, block, shmem>>>(...) is emu_launch(grid, block, shmem, [&] { kernel(...); }) */
 inline void emu_launch(unsigned int grid, unsigned int block, size_t shmem,
@@ -134,9 +165,12 @@ inline void emu_launch(unsigned int grid, unsigned int block, size_t shmem,
 {
 	emu_block b;
 	emu_block *outer = emu_cur;
-	unsigned int nw = (block + 31) / 32, g, i, left;
+	unsigned int nw = (block + 31) / 32, g, i;
+	ucontext_t start;
 
 	b.t.resize(block);
+	while (emu_stacks.size() < block)
+		emu_stacks.emplace_back(EMU_STACK);
 	b.warp_arrived.assign(nw, 0);
 	b.lanes.assign(32 * nw, 0.0f);
 	b.dyn.assign(shmem / sizeof(float) + 1, 0.0f);
@@ -144,40 +178,38 @@ inline void emu_launch(unsigned int grid, unsigned int block, size_t shmem,
 	blockDim = { block, 1, 1 };
 	gridDim = { grid, 1, 1 };
 	emu_cur = &b;
+	getcontext(&start);
 	for (g = 0; g < grid; g++) {
 		blockIdx = { g, 0, 0 };
 		b.arrived = 0;
 		for (i = 0; i < block; i++) {
 			emu_thread &t = b.t[i];
 
-			t.stack.resize(64 * 1024);
-			t.done = false;
+			t.started = t.done = false;
 			t.waiting = 0;
-			getcontext(&t.ctx);
-			t.ctx.uc_stack.ss_sp = t.stack.data();
-			t.ctx.uc_stack.ss_size = t.stack.size();
+			t.ctx = start;
+			t.ctx.uc_stack.ss_sp = emu_stacks[i].data();
+			t.ctx.uc_stack.ss_size = EMU_STACK;
 			t.ctx.uc_link = nullptr;
 			makecontext(&t.ctx, emu_entry, 0);
+			b.runnable.insert(i);
 		}
 		/* always the lowest runnable thread: a warp released from a
 		 * barrier runs ahead of the warps still behind it */
-		for (left = block; left;) {
-			for (i = 0; i < block && (b.t[i].done || b.t[i].waiting); i++)
-				;
-			if (i == block) {
+		while (!b.runnable.empty()) {
+			i = *b.runnable.begin();
+			b.cur = i;
+			threadIdx = { i, 0, 0 };
+			emu_resume(&b, i);
+		}
+		for (i = 0; i < block; i++) {
+			if (!b.t[i].done) {
 				fprintf(stderr, "cuda_emu: block %u deadlocked (a barrier not every thread reaches)\n", g);
 				abort();
 			}
-			b.cur = i;
-			threadIdx = { i, 0, 0 };
-			swapcontext(&b.sched, &b.t[i].ctx);
-			if (b.t[i].done)
-				left--;
 		}
 	}
 	emu_cur = outer;
 }
-
-#pragma GCC diagnostic pop
 
 #endif
