@@ -3,7 +3,7 @@
 #   make          build everything into build/
 #   make deps     install missing Debian packages (as root)
 #   make test     deps, build, then every test
-#   make run      deps, build, then the demo
+#   make run      deps, build, then the demo (BACKEND=cuda: kvref on the GPU)
 #   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 
 OUTPUT := build
@@ -224,7 +224,7 @@ test: deps
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./tools/demo.sh
+	$(Q)BACKEND=$(BACKEND) ./tools/demo.sh
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

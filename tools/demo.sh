@@ -4,6 +4,8 @@
 # system with the workload's rows marked apart, and ends with the labelled
 # keys, the cluster table, kvref's own report of what happened, and the
 # score of each phase.  The CSV of the run is left in build/run.csv.
+# BACKEND=cuda (make run BACKEND=cuda) runs kvref on GPU 0 instead, with
+# the CUPTI library injected.
 set -eu
 cd "$(dirname "$0")/.."
 B=${CS_BUILD:-build}
@@ -12,7 +14,12 @@ if [ "$(id -u)" != 0 ]; then
 	echo "cachescope: make run loads BPF programs and needs root (sudo make run)" >&2
 	exit 1
 fi
-echo "== cachescoped --workload mixed --duration 60 --csv $B/run.csv"
+BE=${BACKEND:-cpu}
+case "$BE" in
+cpu | cuda) ;;
+*) echo "cachescope: invalid BACKEND '$BE': expected cpu or cuda" >&2; exit 2 ;;
+esac
+echo "== cachescoped --workload mixed --workload-backend $BE --duration 60 --csv $B/run.csv"
 echo "   (meanwhile: $B/cachescope --socket $B/run.sock clusters)"
-exec "$B/cachescoped" --workload mixed --duration 60 --csv "$B/run.csv" \
-	--socket "$B/run.sock" --top 10
+exec "$B/cachescoped" --workload mixed --workload-backend "$BE" --duration 60 \
+	--csv "$B/run.csv" --socket "$B/run.sock" --top 10
