@@ -154,6 +154,24 @@ static void tokens_range(int *t, int n, int first)
 		t[i] = first + i;
 }
 
+/*
+ * Two 4-token blocks of sequence a (tokens ta) saved to save (2 blocks of
+ * bytes), a released, then b (tokens tb) filled, which in a 2-block pool
+ * evicts both of a's blocks.
+ */
+static void fill_save_evict(struct kv_cache *kc, struct kv_seq *a, struct kv_seq *b,
+			    const int *ta, const int *tb, float *save, uint64_t *rng)
+{
+	size_t bytes = kv_cache_block_bytes(kc);
+
+	seq_fill(kc, a, ta, 8, rng);
+	/* a block is one run of floats starting at layer 0's keys */
+	memcpy(save, kv_cache_key(kc, a->blocks[0], 0), bytes);
+	memcpy((char *)save + bytes, kv_cache_key(kc, a->blocks[1], 0), bytes);
+	kv_seq_release(kc, a);
+	seq_fill(kc, b, tb, 8, rng);
+}
+
 /* ---- an independent reference, in double precision ---- */
 
 static void ref_attention(const struct kv_config *c, const float *k, const float *v,
@@ -714,12 +732,7 @@ static void kv_seq_match_prefix__block_in_swap_file__bit_identical_kv(void **sta
 	kv_seq_init(&a);
 	kv_seq_init(&b);
 	kv_seq_init(&c);
-	seq_fill(kc, &a, ta, 8, &rng);
-	/* a block is one run of floats starting at layer 0's keys */
-	memcpy(save, kv_cache_key(kc, a.blocks[0], 0), bytes);
-	memcpy((char *)save + bytes, kv_cache_key(kc, a.blocks[1], 0), bytes);
-	kv_seq_release(kc, &a);
-	seq_fill(kc, &b, tb, 8, &rng);	/* evicts both of a's blocks */
+	fill_save_evict(kc, &a, &b, ta, tb, save, &rng);
 	kv_cache_get_stats(kc, &st);
 	assert_int_equal(st.evicted, 2);
 	assert_int_equal(st.swap_outs, 2);
@@ -881,11 +894,7 @@ static void kv_cache_new__storage_ops__swaps_go_through_staging(void **state)
 	kv_seq_init(&b);
 	kv_seq_init(&c);
 
-	seq_fill(kc, &a, ta, 8, &rng);
-	memcpy(save, kv_cache_key(kc, a.blocks[0], 0), bytes);
-	memcpy((char *)save + bytes, kv_cache_key(kc, a.blocks[1], 0), bytes);
-	kv_seq_release(kc, &a);
-	seq_fill(kc, &b, tb, 8, &rng);	/* a's two blocks go out */
+	fill_save_evict(kc, &a, &b, ta, tb, save, &rng);	/* through copy_out */
 	assert_int_equal(dev.outs, 2);
 	kv_seq_release(kc, &b);
 	assert_int_equal(kv_seq_match_prefix(kc, &c, ta, 8), 8);	/* and come back */
