@@ -33,7 +33,10 @@
  *
  * Kernel names are plain (extern "C"): the two that touch the KV cache are
  * kvref_kv_*, which the CUPTI subscriber's default patterns mark as
- * KV-cache kernels; the others are not.
+ * KV-cache kernels; the others are not.  They live in kvref_kernels.cuh,
+ * and launches go through KVREF_LAUNCH, so that the tests can run the
+ * kernels and this whole file on the host (tests/helpers/cuda_emu.h and
+ * tests/helpers/fakecuda) where there is no GPU.
  *
  * Threads: each worker has a stream, a cuBLAS handle and its scratch; the
  * model and the swap stream are shared (swaps run under the cache lock).
