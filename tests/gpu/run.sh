@@ -103,7 +103,16 @@ for sc in normal thrash; do
 	check "$sc: phase labelled as expected" grep -q "^score: 1 of 1 phases" "$OUT/$sc.out"
 done
 check "thrash: GPU KV thrash labelled on kv-pool-gpu" test "${pool_thrash:-0}" -gt 0
-check "thrash: blocks copied out of and back into GPU memory" test "${copy_out:-0}" -gt 0 -a "${copy_in:-0}" -gt 0
+# kvref's own count of swaps against CUPTI's copy bytes: every swap is one
+# block copied (the default model's block: 6 layers x K,V x 16 tokens x 96
+# floats x 4 B = 73728 B); the other copies (block tables, logits) only add
+read swap_out swap_in <<EOF_SWAP
+$(grep -oE '^phase thrash .*swap out [0-9]+ in [0-9]+' "$OUT/thrash.out" | grep -oE 'swap out [0-9]+ in [0-9]+' | tr -cs '0-9' ' ')
+EOF_SWAP
+echo "   kvref: swap out ${swap_out:-?} in ${swap_in:-?}; CUPTI: ${copy_out:-0} B device-to-host, ${copy_in:-0} B host-to-device"
+check "thrash: blocks swapped out of GPU memory and back in" test "${swap_out:-0}" -gt 0 -a "${swap_in:-0}" -gt 0
+check "thrash: CUPTI saw at least the swapped blocks' bytes copied each way" \
+	test "${copy_out:-0}" -ge $((${swap_out:-1} * 73728)) -a "${copy_in:-0}" -ge $((${swap_in:-1} * 73728))
 
 echo "outputs in $OUT"
 if [ "$fails" -gt 0 ]; then
