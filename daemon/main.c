@@ -86,11 +86,11 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		return 0;
 	}
 	if (e.type == CS_EV_GPU) {
-		d->gpu_records++;
-		if (e.gpu.op == CS_GPU_DROPPED) {
+		if (e.gpu.op == CS_GPU_DROPPED) {	/* a count, not a record */
 			d->cupti_dropped += e.gpu.bytes;
 			return 0;
 		}
+		d->gpu_records++;
 	}
 	if (wtable_add(d->wt, &e))
 		d->lost_nomem++;
