@@ -45,7 +45,7 @@ INTEG_BINS := $(OUTPUT)/tests/test_integration
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
-BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan
+BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
@@ -160,6 +160,8 @@ $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
 
 $(OUTPUT)/bench/dbscan: $(OUTPUT)/cluster/dbscan.o
+$(OUTPUT)/bench/nearest: $(OUTPUT)/daemon/analysis.o $(OUTPUT)/daemon/features.o \
+	$(OUTPUT)/daemon/classify.o $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@

@@ -28,6 +28,7 @@ void analysis_release(struct analysis *a)
 {
 	free(a->v);
 	free(a->clusters);
+	free(a->cores);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -41,9 +42,95 @@ static double dist2(const double *x, const double *y)
 	return d;
 }
 
+/* ---- placing a new vector: the grid of the last run's core points ----
+ *
+ * Cells have side eps, so a core point within eps of x lies in x's cell or
+ * one of its 3^5 - 1 neighbours.  Cell coordinates are packed 12 bits each
+ * (offset by GRID_HALF); the features are scaled to [0, 1], so that covers
+ * eps down to about 1/2000, and any coordinate outside the range turns the
+ * grid off (grid_ok) in favour of the scan it replaces. */
+#define GRID_BITS 12
+#define GRID_HALF (1 << (GRID_BITS - 1))
+_Static_assert(FEAT_DIM * GRID_BITS <= 64, "grid cells must pack into 64 bits");
+
+static bool grid_cell(const struct analysis *a, const double *x, int64_t *c)
+{
+	int d;
+
+	for (d = 0; d < FEAT_DIM; d++) {
+		double q = floor(x[d] / a->eps);
+
+		if (!(q >= -GRID_HALF + 1 && q < GRID_HALF - 1))
+			return false;	/* room for the neighbours too; and NaN */
+		c[d] = (int64_t)q;
+	}
+	return true;
+}
+
+static uint64_t grid_pack(const int64_t *c)
+{
+	uint64_t id = 0;
+	int d;
+
+	for (d = 0; d < FEAT_DIM; d++)
+		id = id << GRID_BITS | (uint64_t)(c[d] + GRID_HALF);
+	return id;
+}
+
+static int core_cmp(const void *x, const void *y)
+{
+	const struct core_ref *p = x, *q = y;
+
+	if (p->cell != q->cell)
+		return p->cell < q->cell ? -1 : 1;
+	return p->idx < q->idx ? -1 : p->idx > q->idx;
+}
+
+/* After a run: index its core points (a->v[i].core) by cell. */
+static int grid_build(struct analysis *a)
+{
+	int64_t c[FEAT_DIM];
+	size_t i, n = 0;
+
+	free(a->cores);
+	a->cores = NULL;
+	a->ncores = 0;
+	a->grid_ok = false;
+	for (i = 0; i < a->n; i++)
+		n += a->v[i].core;
+	if (n && !(a->cores = malloc(n * sizeof(*a->cores))))
+		return -ENOMEM;
+	for (i = 0; i < a->n; i++) {
+		if (!a->v[i].core)
+			continue;
+		if (!grid_cell(a, a->v[i].f.v, c))
+			return 0;	/* scan instead */
+		a->cores[a->ncores].cell = grid_pack(c);
+		a->cores[a->ncores++].idx = i;
+	}
+	qsort(a->cores, a->ncores, sizeof(*a->cores), core_cmp);
+	a->grid_ok = true;
+	return 0;
+}
+
+/* First entry of cell in the sorted cores, or ncores. */
+static size_t grid_find(const struct analysis *a, uint64_t cell)
+{
+	size_t lo = 0, hi = a->ncores, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (a->cores[mid].cell < cell)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* DBSCAN's rule for a new point: the cluster of a core point within eps.
- * Linear in the history, which a window adds tens of vectors to. */
-static int nearest_core_cluster(const struct analysis *a, const double *x)
+ * Linear in the history; the grid below is used whenever it can be. */
+static int nearest_core_scan(const struct analysis *a, const double *x)
 {
 	double best = a->eps * a->eps, d;
 	int cluster = CLUSTER_NOISE;
@@ -56,6 +143,40 @@ static int nearest_core_cluster(const struct analysis *a, const double *x)
 		if (d <= best) {
 			best = d;
 			cluster = a->v[i].cluster;
+		}
+	}
+	return cluster;
+}
+
+int analysis_nearest_core(const struct analysis *a, const double *x)
+{
+	double best = a->eps * a->eps, d;
+	int64_t c[FEAT_DIM], nb[FEAT_DIM];
+	int cluster = CLUSTER_NOISE, k, dd, off, ncells = 1;
+	size_t j, best_idx = 0;
+	bool found = false;
+	uint64_t cell;
+
+	if (!a->grid_ok || !grid_cell(a, x, c))
+		return nearest_core_scan(a, x);
+	for (dd = 0; dd < FEAT_DIM; dd++)
+		ncells *= 3;
+	/* the 3^FEAT_DIM cells around x's: k's base-3 digits are the offsets */
+	for (k = 0; k < ncells; k++) {
+		for (dd = 0, off = k; dd < FEAT_DIM; dd++, off /= 3)
+			nb[dd] = c[dd] + off % 3 - 1;
+		cell = grid_pack(nb);
+		for (j = grid_find(a, cell); j < a->ncores && a->cores[j].cell == cell; j++) {
+			const struct vec_entry *v = &a->v[a->cores[j].idx];
+
+			d = dist2(x, v->f.v);
+			/* the scan's choice: the nearest, and of equals the latest */
+			if (d < best || (d == best && (!found || a->cores[j].idx > best_idx))) {
+				best = d;
+				best_idx = a->cores[j].idx;
+				cluster = v->cluster;
+				found = true;
+			}
 		}
 	}
 	return cluster;
@@ -88,7 +209,7 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 	e->f = f;
 	e->e = ev;
 	e->label = classify(&a->rules, e->name, &f, &ev, e->reason, sizeof(e->reason));
-	e->cluster = nearest_core_cluster(a, f.v);
+	e->cluster = analysis_nearest_core(a, f.v);
 	a->n++;
 	return e;
 }
@@ -101,6 +222,7 @@ static void trim_history(struct analysis *a, uint64_t now_window)
 		drop++;
 	if (!drop)
 		return;
+	a->grid_ok = false;	/* its indices move; the next run rebuilds it */
 	memmove(a->v, a->v + drop, (a->n - drop) * sizeof(*a->v));
 	a->n -= drop;
 }
@@ -320,7 +442,9 @@ int analysis_recluster(struct analysis *a, uint64_t now_window)
 		a->noise += raw[i] < 0;
 	}
 	a->runs++;
-	err = k;
+	err = grid_build(a);
+	if (!err)
+		err = k;
 out:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	a->last_run_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;

@@ -7,6 +7,7 @@
 #ifndef CS_ANALYSIS_H
 #define CS_ANALYSIS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "classify.h"
@@ -50,7 +51,23 @@ struct analysis {
 	unsigned int noise;	/* noise points in the last run */
 	uint64_t runs;
 	double last_run_ms;
+	/* the last run's core points, sorted by grid cell (side eps), for
+	 * placing new vectors; grid_ok false: a coordinate was out of the
+	 * grid's range and new vectors are placed by a scan of the history */
+	struct core_ref *cores;
+	size_t ncores;
+	bool grid_ok;
 };
+
+struct core_ref {
+	uint64_t cell;		/* packed grid coordinates */
+	size_t idx;		/* into v, valid until the next run trims it */
+};
+
+/* The cluster DBSCAN would give a new point x now: that of the nearest core
+ * point within eps (of the nearest, the latest in the history), or
+ * CLUSTER_NOISE. */
+int analysis_nearest_core(const struct analysis *a, const double *x);
 
 struct analysis_params {
 	double eps;

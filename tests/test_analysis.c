@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "../daemon/analysis.h"
@@ -167,6 +168,145 @@ static void analysis_add__idle_row__no_vector(void **state)
 	assert_int_equal(analysis_recluster(&an, 1), 0);
 }
 
+/* The rule the grid must reproduce, as a plain scan: the nearest core
+ * point within eps, and of equally near ones the latest. */
+static int ref_nearest_core(const struct analysis *a, const double *x)
+{
+	double best = a->eps * a->eps, d;
+	int cluster = CLUSTER_NOISE, k;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		if (!a->v[i].core)
+			continue;
+		for (d = 0, k = 0; k < FEAT_DIM; k++)
+			d += (x[k] - a->v[i].f.v[k]) * (x[k] - a->v[i].f.v[k]);
+		if (d <= best) {
+			best = d;
+			cluster = a->v[i].cluster;
+		}
+	}
+	return cluster;
+}
+
+static uint64_t lcg = 99;
+
+static double unit(void)
+{
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(lcg >> 11) / (double)(1ull << 53);
+}
+
+/* A history of blobs and scatter, clustered; then new points: random, on
+ * and beside core points (ties: duplicates of cores in several clusters),
+ * at the edges of the feature space; grid and scan must agree on each. */
+static void nearest_core__grid_vs_scan(double eps)
+{
+	size_t n = 3000, i, q;
+	int k, agree = 0, clustered = 0;
+	double x[FEAT_DIM];
+
+	an.eps = eps;
+	an.history_windows = 1000;
+	an.v = calloc(n, sizeof(*an.v));
+	assert_non_null(an.v);
+	an.cap = n;
+	for (i = 0; i < n; i++) {
+		double centre = (double)(i % 7) / 7.0;
+
+		for (k = 0; k < FEAT_DIM; k++)
+			an.v[i].f.v[k] = i % 5 == 4 ? unit() : centre + (unit() - 0.5) * 0.75 * eps;
+		if (i % 97 == 0 && i)	/* exact duplicates of earlier points */
+			memcpy(an.v[i].f.v, an.v[i - 7].f.v, sizeof(an.v[i].f.v));
+		an.v[i].window = 10;
+		an.v[i].cluster = CLUSTER_NOISE;	/* as analysis_add leaves a new point here */
+	}
+	an.n = n;
+	assert_true(analysis_recluster(&an, 10) > 1);
+	for (q = 0; q < 4000; q++) {
+		const double *base = an.v[(q * 31) % n].f.v;
+
+		for (k = 0; k < FEAT_DIM; k++) {
+			switch (q % 4) {
+			case 0: x[k] = unit(); break;
+			case 1: x[k] = base[k]; break;
+			case 2: x[k] = base[k] + (unit() - 0.5) * 2 * eps; break;
+			default: x[k] = unit() < 0.5 ? 0.0 : 1.0; break;
+			}
+		}
+		k = analysis_nearest_core(&an, x);
+		agree += k == ref_nearest_core(&an, x);
+		clustered += k != CLUSTER_NOISE;
+	}
+	assert_int_equal(agree, 4000);
+	assert_true(clustered > 500);
+}
+
+static void analysis_nearest_core__grid__same_as_scan(void **state)
+{
+	(void)state;
+	nearest_core__grid_vs_scan(0.08);
+	assert_true(an.grid_ok);
+}
+
+/* eps so small that [0, 1] needs more cells than the grid packs: the scan */
+static void analysis_nearest_core__eps_beyond_the_grid__scan_same_answers(void **state)
+{
+	(void)state;
+	nearest_core__grid_vs_scan(0.0002);
+	assert_false(an.grid_ok);
+}
+
+/* Two clusters whose cores are at exactly the same distance from x (all
+ * dyadic, so no rounding): the later core's cluster, as the scan says. */
+static void analysis_nearest_core__equidistant_cores__the_later_ones_cluster(void **state)
+{
+	double x[FEAT_DIM] = { 0.3125, 0.5, 0.5, 0.5, 0.5 };
+	int i, k;
+
+	(void)state;
+	an.v = calloc(8, sizeof(*an.v));
+	assert_non_null(an.v);
+	an.cap = 8;
+	for (i = 0; i < 8; i++) {
+		for (k = 0; k < FEAT_DIM; k++)
+			an.v[i].f.v[k] = 0.5;
+		an.v[i].f.v[0] = i < 4 ? 0.25 : 0.375;	/* 0.0625 either side of x */
+		an.v[i].window = 10;
+		an.v[i].cluster = CLUSTER_NOISE;	/* as analysis_add leaves a new point here */
+	}
+	an.n = 8;
+	assert_int_equal(analysis_recluster(&an, 10), 2);
+	assert_true(an.grid_ok);
+	assert_int_not_equal(an.v[0].cluster, an.v[7].cluster);
+	assert_int_equal(analysis_nearest_core(&an, x), an.v[7].cluster);
+	assert_int_equal(ref_nearest_core(&an, x), an.v[7].cluster);
+}
+
+/* Every vector aged out: no core is left to join. */
+static void analysis_nearest_core__history_aged_out__noise(void **state)
+{
+	double x[FEAT_DIM] = { 0.25, 0.5, 0.5, 0.5, 0.5 };
+	int i, k;
+
+	(void)state;
+	an.v = calloc(8, sizeof(*an.v));
+	assert_non_null(an.v);
+	an.cap = 8;
+	for (i = 0; i < 8; i++) {
+		for (k = 0; k < FEAT_DIM; k++)
+			an.v[i].f.v[k] = k ? 0.5 : 0.25;
+		an.v[i].window = 10;
+		an.v[i].cluster = CLUSTER_NOISE;	/* as analysis_add leaves a new point here */
+	}
+	an.n = 8;
+	assert_int_equal(analysis_recluster(&an, 10), 1);
+	assert_int_not_equal(analysis_nearest_core(&an, x), CLUSTER_NOISE);
+	assert_int_equal(analysis_recluster(&an, 10 + an.history_windows), 0);
+	assert_int_equal(an.n, 0);
+	assert_int_equal(analysis_nearest_core(&an, x), CLUSTER_NOISE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +315,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(analysis_add__near_a_core_point__joins_its_cluster_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_recluster__cluster_label_from_members, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_add__idle_row__no_vector, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_nearest_core__grid__same_as_scan, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_nearest_core__eps_beyond_the_grid__scan_same_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_nearest_core__equidistant_cores__the_later_ones_cluster, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_nearest_core__history_aged_out__noise, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("analysis", tests, NULL, NULL);
