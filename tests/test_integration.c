@@ -834,9 +834,9 @@ static void cuda_backend__on_host__kv_pool_gpu_under_daemon(void **state)
 	unsetenv("KVREF_CUDA_LIB");
 	assert_int_equal(daemon_wait(&d), 0);
 	check_summary(&d, true);
-	/* kvref's start line, and its report */
+	/* kvref's start line (its report may not come: a request takes seconds
+	 * on the host, and the daemon stops kvref if it has not finished) */
 	assert_int_equal(count_in_file(d.out, "kvref: cuda backend on cuda_emu"), 1);
-	assert_int_equal(count_in_file(d.out, "kvref: cuda backend, "), 1);
 	table_read(&t, d.csv);
 	for (r = 0; r < t.nrows; r++) {
 		if (strcmp(cell(&t, r, "scope"), "workload"))
