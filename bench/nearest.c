@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Placing new vectors in the last run's clusters: analysis_nearest_core()
- * (the grid of core points) against the scan of the history it replaced,
+ * (the grid of core points) against analysis_nearest_core_scan(), the scan
+ * of the history it replaced and still falls back to,
  * on the same history and the same queries, in one run.  The history is
  * what a busy host gives the daemon: K keys a window for 600 windows (60 s
  * at 100 ms), in 7 behaviours plus 20 % scatter in [0, 1]^5; eps 0.08 and
@@ -32,26 +33,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* the scan analysis.c used before the grid */
-static int scan(const struct analysis *a, const double *x)
-{
-	double best = a->eps * a->eps, d;
-	int cluster = CLUSTER_NOISE, k;
-	size_t i;
-
-	for (i = 0; i < a->n; i++) {
-		if (!a->v[i].core)
-			continue;
-		for (d = 0, k = 0; k < FEAT_DIM; k++)
-			d += (x[k] - a->v[i].f.v[k]) * (x[k] - a->v[i].f.v[k]);
-		if (d <= best) {
-			best = d;
-			cluster = a->v[i].cluster;
-		}
-	}
-	return cluster;
 }
 
 static int one(size_t keys)
@@ -89,7 +70,7 @@ static int one(size_t keys)
 	ns = nq < 1000 ? nq : 1000;
 	t0 = now_s();
 	for (q = 0; q < ns; q++)
-		rs[q] = scan(&a, x + q * FEAT_DIM);
+		rs[q] = analysis_nearest_core_scan(&a, x + q * FEAT_DIM);
 	ts = now_s() - t0;
 	for (q = 0; q < ns; q++)
 		agree += rg[q] == rs[q];

@@ -130,7 +130,7 @@ static size_t grid_find(const struct analysis *a, uint64_t cell)
 
 /* DBSCAN's rule for a new point: the cluster of a core point within eps.
  * Linear in the history; the grid below is used whenever it can be. */
-static int nearest_core_scan(const struct analysis *a, const double *x)
+int analysis_nearest_core_scan(const struct analysis *a, const double *x)
 {
 	double best = a->eps * a->eps, d;
 	int cluster = CLUSTER_NOISE;
@@ -158,7 +158,7 @@ int analysis_nearest_core(const struct analysis *a, const double *x)
 	uint64_t cell;
 
 	if (!a->grid_ok || !grid_cell(a, x, c))
-		return nearest_core_scan(a, x);
+		return analysis_nearest_core_scan(a, x);
 	for (dd = 0; dd < FEAT_DIM; dd++)
 		ncells *= 3;
 	/* the 3^FEAT_DIM cells around x's: k's base-3 digits are the offsets */

@@ -68,6 +68,8 @@ struct core_ref {
  * point within eps (of the nearest, the latest in the history), or
  * CLUSTER_NOISE. */
 int analysis_nearest_core(const struct analysis *a, const double *x);
+/* The same by a scan of the whole history: what the grid falls back to. */
+int analysis_nearest_core_scan(const struct analysis *a, const double *x);
 
 struct analysis_params {
 	double eps;

@@ -257,25 +257,32 @@ static void analysis_nearest_core__eps_beyond_the_grid__scan_same_answers(void *
 	assert_false(an.grid_ok);
 }
 
+/* Eight points in window 10 at (x0, 0.5, 0.5, 0.5, 0.5): the first four at
+ * x0 = a, the last four at x0 = b. */
+static void eight_points(double a, double b)
+{
+	int i, k;
+
+	an.v = calloc(8, sizeof(*an.v));
+	assert_non_null(an.v);
+	an.cap = an.n = 8;
+	for (i = 0; i < 8; i++) {
+		for (k = 1; k < FEAT_DIM; k++)
+			an.v[i].f.v[k] = 0.5;
+		an.v[i].f.v[0] = i < 4 ? a : b;
+		an.v[i].window = 10;
+		an.v[i].cluster = CLUSTER_NOISE;	/* as analysis_add leaves a new point here */
+	}
+}
+
 /* Two clusters whose cores are at exactly the same distance from x (all
  * dyadic, so no rounding): the later core's cluster, as the scan says. */
 static void analysis_nearest_core__equidistant_cores__the_later_ones_cluster(void **state)
 {
 	double x[FEAT_DIM] = { 0.3125, 0.5, 0.5, 0.5, 0.5 };
-	int i, k;
 
 	(void)state;
-	an.v = calloc(8, sizeof(*an.v));
-	assert_non_null(an.v);
-	an.cap = 8;
-	for (i = 0; i < 8; i++) {
-		for (k = 0; k < FEAT_DIM; k++)
-			an.v[i].f.v[k] = 0.5;
-		an.v[i].f.v[0] = i < 4 ? 0.25 : 0.375;	/* 0.0625 either side of x */
-		an.v[i].window = 10;
-		an.v[i].cluster = CLUSTER_NOISE;	/* as analysis_add leaves a new point here */
-	}
-	an.n = 8;
+	eight_points(0.25, 0.375);	/* 0.0625 either side of x */
 	assert_int_equal(analysis_recluster(&an, 10), 2);
 	assert_true(an.grid_ok);
 	assert_int_not_equal(an.v[0].cluster, an.v[7].cluster);
@@ -287,19 +294,9 @@ static void analysis_nearest_core__equidistant_cores__the_later_ones_cluster(voi
 static void analysis_nearest_core__history_aged_out__noise(void **state)
 {
 	double x[FEAT_DIM] = { 0.25, 0.5, 0.5, 0.5, 0.5 };
-	int i, k;
 
 	(void)state;
-	an.v = calloc(8, sizeof(*an.v));
-	assert_non_null(an.v);
-	an.cap = 8;
-	for (i = 0; i < 8; i++) {
-		for (k = 0; k < FEAT_DIM; k++)
-			an.v[i].f.v[k] = k ? 0.5 : 0.25;
-		an.v[i].window = 10;
-		an.v[i].cluster = CLUSTER_NOISE;	/* as analysis_add leaves a new point here */
-	}
-	an.n = 8;
+	eight_points(0.25, 0.25);
 	assert_int_equal(analysis_recluster(&an, 10), 1);
 	assert_int_not_equal(analysis_nearest_core(&an, x), CLUSTER_NOISE);
 	assert_int_equal(analysis_recluster(&an, 10 + an.history_windows), 0);
