@@ -2,7 +2,7 @@
 /*
  * Slab and page-cache tracing for cachescoped.
  *
- * Six tracepoints, each as a BTF tracepoint (tp_btf, typed arguments, cheap)
+ * Seven tracepoints, each as a BTF tracepoint (tp_btf, typed arguments, cheap)
  * and as a classic tracepoint that the loader enables only where the kernel
  * lacks the BTF one.  Both variants decode their arguments and call one
  * handler per event kind, so there is one copy of the logic.
@@ -207,6 +207,54 @@ static __always_inline void remember_cache(const struct kmem_cache *s)
 	bpf_map_update_elem(&cache_info, &key, &info, BPF_NOEXIST);
 }
 
+/* Fill a free record of object ptr from what its alloc recorded. */
+static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
+				      const struct cs_live *v, __u64 now,
+				      __u64 call_site, __u32 cpu, __u8 extra)
+{
+	e->ts_ns = now;
+	e->tgid = v->tgid;
+	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->cpu = cpu;
+	e->node = bpf_get_numa_node_id();
+	e->type = CS_EV_SLAB_FREE;
+	e->flags = v->flags | extra;
+	e->order = 0;
+	e->slab.cache = v->cache;
+	e->slab.ptr = ptr;
+	e->slab.call_site = call_site;
+	e->slab.bytes_req = 0;
+	e->slab.bytes_alloc = v->bytes_alloc;
+	e->slab.lifetime_ns = now > v->ts_ns ? now - v->ts_ns : 0;
+	e->slab.alloc_cpu = v->cpu;
+	e->slab.alloc_node = v->node;
+	e->slab.req_node = -1;
+	e->slab.pad = 0;
+}
+
+/* The allocator handed out an address that is still live in the map: the
+ * object there was freed by a path with no tracepoint (kmem_cache_free_bulk,
+ * the network stack's per-CPU skb cache, RCU batches).  Report that free,
+ * to the old object's key, before the new alloc replaces the entry; its
+ * lifetime ends now and its CPU is unknown (CS_F_UNSEEN). */
+static __always_inline void report_unseen_free(struct cs_stats *st, __u64 ptr,
+					       __u64 now, __u32 cpu)
+{
+	struct cs_live *vp = bpf_map_lookup_elem(&live, &ptr), v;
+	struct cs_event *e;
+	void *ring = NULL;
+
+	STAT_INC(st, live_replaced);
+	if (!vp)
+		return;
+	v = *vp;
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return;
+	fill_free(e, ptr, &v, now, 0, cpu, CS_F_UNSEEN);
+	event_submit(e, ring);
+}
+
 static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 					__u64 cache, __u32 bytes_req,
 					__u32 bytes_alloc, int req_node,
@@ -240,8 +288,8 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	v.flags = flags;
 	err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
 	if (err == -EEXIST) {
+		report_unseen_free(st, key, now, cpu);
 		bpf_map_update_elem(&live, &key, &v, BPF_ANY);
-		STAT_INC(st, live_replaced);
 	} else if (!err) {
 		STAT_INC(st, live_inserted);
 	}
@@ -274,7 +322,7 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 
 static __always_inline int handle_free(__u64 call_site, const void *ptr)
 {
-	__u64 key = (__u64)ptr, now, id;
+	__u64 key = (__u64)ptr;
 	struct cs_live *vp, v;
 	struct cs_stats *st;
 	struct cs_event *e;
@@ -295,30 +343,11 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 		return 0;
 	STAT_INC(st, live_deleted);
 
-	now = bpf_ktime_get_ns();
-	id = bpf_get_current_pid_tgid();
 	cpu = bpf_get_smp_processor_id();
 	e = event_reserve(st, &ring, cpu);
 	if (!e)
 		return 0;
-	e->ts_ns = now;
-	e->tgid = v.tgid;
-	e->pid = (__u32)id;
-	e->cpu = cpu;
-	e->node = bpf_get_numa_node_id();
-	e->type = CS_EV_SLAB_FREE;
-	e->flags = v.flags;
-	e->order = 0;
-	e->slab.cache = v.cache;
-	e->slab.ptr = key;
-	e->slab.call_site = call_site;
-	e->slab.bytes_req = 0;
-	e->slab.bytes_alloc = v.bytes_alloc;
-	e->slab.lifetime_ns = now > v.ts_ns ? now - v.ts_ns : 0;
-	e->slab.alloc_cpu = v.cpu;
-	e->slab.alloc_node = v.node;
-	e->slab.req_node = -1;
-	e->slab.pad = 0;
+	fill_free(e, key, &v, bpf_ktime_get_ns(), call_site, cpu, 0);
 	event_submit(e, ring);
 	return 0;
 }
@@ -461,8 +490,8 @@ static __always_inline struct cs_event *task_event(__u8 type, void **ringp)
 
 /* Emit a page-cache record for the current task, if it is traced. */
 static __always_inline void emit_page(struct folio_id *fid, __u8 type,
-				      __u32 refault_pages, __u64 refault_ns,
-				      __u64 refault_dist)
+				      __u32 refault_pages, __u32 repeat_pages,
+				      __u64 refault_ns, __u64 refault_dist)
 {
 	void *ring = NULL;
 	struct cs_event *e = task_event(type, &ring);
@@ -474,7 +503,7 @@ static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 	e->order = fid->order;
 	e->page.ino = fid->ino;
 	e->page.gen = fid->gen;
-	e->page.pad = 0;
+	e->page.repeat_pages = repeat_pages;
 	e->page.index = fid->index;
 	e->page.dev = fid->dev;
 	e->page.refault_pages = refault_pages;
@@ -490,11 +519,9 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 	__u64 first, n, stride, now, *seqp, bits, old, hit;
 	__u64 refault_ns = 0, refault_dist = 0;
 	struct folio_id fid = *fidp;
-	__u32 zero = 0, refault_pages = 0;
-	struct cs_stats *st;
+	__u32 zero = 0, refault_pages = 0, repeat_pages = 0;
 	int i;
 
-	st = stats_get();
 	granules_of(&fid, &first, &n, &stride);
 	pk.ino = fid.ino;
 	pk.dev = fid.dev;
@@ -514,12 +541,14 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 		if (!hit)
 			continue;
 		refault_pages += __builtin_popcountll(hit);
+		/* pages back for the second time or more: the cache keeps
+		 * dropping what it needs (the entry stays, to tell) */
+		old = __sync_fetch_and_or(&ev->refaulted, hit);
+		repeat_pages += __builtin_popcountll(old & hit);
 		if (ev->ts_ns > best.ts_ns) {
 			best.ts_ns = ev->ts_ns;
 			best.seq = ev->seq;
 		}
-		if (!(old & ~bits) && !bpf_map_delete_elem(&evicted, &pk))
-			STAT_INC(st, evicted_deleted);
 	}
 
 	now = bpf_ktime_get_ns();
@@ -529,7 +558,8 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 		if (seqp && *seqp > best.seq)
 			refault_dist = *seqp - best.seq;
 	}
-	emit_page(&fid, CS_EV_PAGE_ADD, refault_pages, refault_ns, refault_dist);
+	emit_page(&fid, CS_EV_PAGE_ADD, refault_pages, repeat_pages, refault_ns,
+		  refault_dist);
 	return 0;
 }
 
@@ -580,7 +610,7 @@ static __always_inline int handle_page_del(struct folio_id *fidp)
 	}
 
 emit:
-	emit_page(&fid, CS_EV_PAGE_DEL, 0, 0, 0);
+	emit_page(&fid, CS_EV_PAGE_DEL, 0, 0, 0, 0);
 	return 0;
 }
 

@@ -67,6 +67,10 @@ enum cs_kv_op {
 /* cs_event.flags */
 #define CS_F_KMALLOC	(1u << 0)	/* allocated with kmalloc, cache is synthetic */
 #define CS_F_REFAULT	(1u << 1)	/* page add matched a recent eviction */
+#define CS_F_UNSEEN	(1u << 2)	/* slab free no tracepoint reported: the
+					 * address was handed out again while
+					 * still live in the map (bulk, per-CPU
+					 * skb cache, RCU batch frees) */
 
 /* A slab cache id is the kmem_cache pointer (a kernel address, far above
  * 4 GiB), or for kmalloc objects the allocated size, which the daemon names
@@ -105,7 +109,9 @@ struct cs_event {
 			__u64 refault_ns;
 			__u64 refault_dist;
 			__u32 gen;	/* i_generation: a reused inode number is another file */
-			__u32 pad;
+			__u32 repeat_pages;	/* of refault_pages: pages that had
+						 * refaulted before (thrash, not a
+						 * one-off cold read) */
 		} page;
 		struct {
 			__u64 hash;
@@ -131,10 +137,11 @@ struct cs_stats {
 	__u64 dropped;		/* ring buffer reserve failures */
 	__u64 live_inserted;	/* new keys in the live-object map */
 	__u64 live_deleted;	/* frees that found their object */
-	__u64 live_replaced;	/* alloc over a stale entry (missed free) */
+	__u64 live_replaced;	/* alloc over a live entry: an unseen free,
+				 * reported as a CS_F_UNSEEN free record */
 	__u64 free_unmatched;	/* frees of objects we did not see allocated */
 	__u64 evicted_inserted;
-	__u64 evicted_deleted;	/* granules whose pages all came back */
+	__u64 evicted_deleted;	/* (unused: granules stay to tell repeats) */
 	__u64 evictions;	/* page-cache deletes seen (all processes) */
 	__u64 truncations;	/* deletes by truncate or inode eviction */
 	__u64 no_ring;		/* no ring buffer for this CPU */
@@ -164,6 +171,9 @@ struct cs_evicted {
 	__u64 ts_ns;		/* last eviction in the granule */
 	__u64 seq;		/* its global page-cache eviction sequence */
 	__u64 mask;		/* pages of the granule evicted and not back */
+	__u64 refaulted;	/* pages that came back from an eviction at
+				 * least once: a refault of one of them is a
+				 * repeat, the mark of thrash */
 };
 
 /* Key of the file-name map: one name per inode generation, so a file that

@@ -23,7 +23,7 @@ struct vec_entry {
 	struct fvec f;
 	struct evidence e;
 	enum cs_label label;
-	char reason[256];
+	char reason[384];
 	int cluster;		/* stable id, or CLUSTER_NOISE */
 	uint8_t core;		/* a core point in the last run */
 };
@@ -35,7 +35,7 @@ struct cluster_info {
 	unsigned int counts[LABEL_COUNT];
 	double centroid[FEAT_DIM];
 	char keys[160];		/* busiest member keys */
-	char reason[300];
+	char reason[448];
 };
 
 struct analysis {
@@ -57,6 +57,7 @@ struct analysis {
 	struct core_ref *cores;
 	size_t ncores;
 	bool grid_ok;
+	struct kview kv;	/* the kernel's numbers for the rules (may be empty) */
 };
 
 struct core_ref {

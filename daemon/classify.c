@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The rules.  A vector is checked against them in a fixed order (refault
- * thrash, leak, false sharing, churn thrash): the first that holds names it,
- * and its reason quotes the evidence that made it hold.  The thresholds
+ * thrash, leak, false sharing): the first that holds names it, and its
+ * reason quotes the evidence that made it hold and what contradicts it.
+ * Rules rest on shares, ages and persistence rather than on rates, so that a
+ * busy CPU that slows the traced work does not change its label.  The thresholds
  * were calibrated on induced behaviour: bench/calibrate.py, results and
  * margins in bench/calibration.md.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,27 +19,39 @@
 
 const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_REFAULT_SHARE] = { "thrash_refault_share", 0.3,
-		"refaulted pages / inserted pages at or above this is thrash" },
-	[R_THRASH_MIN_REFAULT_PAGES_S] = { "thrash_min_refault_pages_s", 80,
-		"... with at least this many pages refaulting per second" },
-	[R_THRASH_CHURN_OPS_S] = { "thrash_churn_ops_s", 100000,
-		"slab churn: allocs+frees per second at or above this ..." },
-	[R_THRASH_CHURN_LIFETIME_NS] = { "thrash_churn_lifetime_ns", 5000,
-		"... with median lifetime at or below this (ns) is thrash" },
+		"refaulted pages / inserted pages of the window at or above this ..." },
+	[R_THRASH_MIN_REFAULT_PAGES] = { "thrash_min_refault_pages", 32,
+		"... with at least this many pages refaulted over the recent 32 windows ..." },
+	[R_THRASH_MIN_SPAN_S] = { "thrash_min_span_s", 1.0,
+		"... spread over at least this many seconds, with pages that come back soon: ..." },
+	[R_THRASH_MIN_REPEAT_SHARE] = { "thrash_min_repeat_share", 0.25,
+		"... this share of them back a second time or more (kv: within a pool's worth of evictions), or ..." },
+	[R_THRASH_NEAR_SHARE] = { "thrash_near_share", 0.25,
+		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; else a cold re-read" },
 	[R_FS_MAX_LOCALITY] = { "false_sharing_max_locality", 0.3,
 		"frees on the allocating CPU / frees below this ..." },
 	[R_FS_MIN_SAME_SIZE] = { "false_sharing_min_same_size", 0.92,
 		"... with this share of allocs of one size ..." },
-	[R_FS_MIN_REMOTE_FREES_S] = { "false_sharing_min_remote_frees_s", 1000,
-		"... at least this many remote frees per second ..." },
+	[R_FS_MIN_REMOTE_FREES] = { "false_sharing_min_remote_frees", 32,
+		"... at least this many remote frees in the window ..." },
 	[R_FS_MAX_LIFETIME_NS] = { "false_sharing_max_lifetime_ns", 100000,
 		"... of objects whose median lifetime is at most this (ns) is false sharing" },
 	[R_LEAK_MIN_WINDOWS] = { "leak_min_windows", 20,
 		"live objects grew for at least this many consecutive active windows ..." },
-	[R_LEAK_MIN_GROWTH_S] = { "leak_min_growth_s", 10,
-		"... at least this many objects per second ..." },
+	[R_LEAK_MIN_GROWTH_S] = { "leak_min_growth_s", 2,
+		"... (or old objects, below) by at least this many objects per second ..." },
 	[R_LEAK_MAX_FREE_RATIO] = { "leak_max_free_ratio", 0.5,
-		"... with frees / allocs at or below this is a leak" },
+		"... with frees / allocs at or below this; or ..." },
+	[R_LEAK_MIN_RISE_S] = { "leak_min_rise_s", 2.0,
+		"... old objects rose for at least this many seconds without falling (a leak amid churn) ..." },
+	[R_LEAK_MIN_STEPS] = { "leak_min_steps", 4,
+		"... in at least this many windows (steadily, not one jump) ..." },
+	[R_LEAK_MIN_AGE_S] = { "leak_min_age_s", 1.0,
+		"... objects older than this (s) ..." },
+	[R_LEAK_AGE_LIFETIMES] = { "leak_age_lifetimes", 10,
+		"... and than this many median lifetimes of the key being old ..." },
+	[R_LEAK_MIN_CACHE_SHARE] = { "leak_min_cache_share", 0.5,
+		"... only while the kernel's own count of the cache grows by this share of the key's growth" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
 		"a cluster takes an anomaly label when this share of its members carry it" },
 };
@@ -137,53 +152,180 @@ static void fmt_ns(char *buf, size_t n, uint64_t ns)
 		snprintf(buf, n, "%llu ns", (unsigned long long)ns);
 }
 
-static enum cs_label classify_host(const struct rules *r, const char *key,
-				   const struct fvec *f, const struct evidence *e,
+/* Append printf text to reason. */
+static void add(char *reason, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(char *reason, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(reason);
+	va_list ap;
+
+	if (len + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+static void add_site(const struct evidence *e, const struct kview *kv,
+		     char *reason, size_t n)
+{
+	char sym[128];
+
+	if (!e->top_site || !kv || !kv->site_name)
+		return;
+	kv->site_name(kv->ctx, e->top_site, sym, sizeof(sym));
+	add(reason, n, ", hot site %s", sym);
+}
+
+/* Thrash: pages of a cache too small for its working set come back again
+ * and again.  One pass of refaults after a one-off eviction (drop_caches,
+ * a memory spike, a restart) is a cold re-read. */
+static enum cs_label classify_refaults(const struct rules *r, int dom, const char *key,
+				       const struct evidence *e, const struct kview *kv,
+				       char *reason, size_t n)
+{
+	const double *t = r->v;
+	double repeat = e->recent_refault_pages ?
+		(double)e->recent_repeat_pages / e->recent_refault_pages : 0;
+	uint64_t lru = 0;
+	bool near;
+
+	/* the kernel's workingset test: evicted and back before the LRU
+	 * turned over, so a somewhat larger cache would have kept it */
+	near = dom == DOM_PAGE && kv && kv->file_lru_pages && !kv->file_lru_pages(kv->ctx, &lru) &&
+	       (double)e->refault_dist_p50 <= t[R_THRASH_NEAR_SHARE] * (double)lru;
+	bool back = repeat >= t[R_THRASH_MIN_REPEAT_SHARE] || near;
+
+	if (e->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
+	    e->refault_span_s >= t[R_THRASH_MIN_SPAN_S] && back) {
+		snprintf(reason, n, "thrash: %s %llu of %llu inserted pages refaulted (%.0f%%); %llu refaulted over %.1f s, %.0f%% of them back a second time or more; median refault distance %llu evictions",
+			 key, (unsigned long long)e->refault_pages,
+			 (unsigned long long)e->page_adds, 100 * e->refault_share,
+			 (unsigned long long)e->recent_refault_pages, e->refault_span_s,
+			 100 * repeat, (unsigned long long)e->refault_dist_p50);
+		if (near)
+			add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
+		return LABEL_THRASH;
+	}
+	if (back)	/* soon back, but not for long (yet) */
+		snprintf(reason, n, "normal: %s refaults not sustained: %llu pages (%llu refaulted over %.1f s, %.0f%% back a second time, median refault distance %llu evictions",
+			 key, (unsigned long long)e->refault_pages,
+			 (unsigned long long)e->recent_refault_pages, e->refault_span_s, 100 * repeat,
+			 (unsigned long long)e->refault_dist_p50);
+	else
+		snprintf(reason, n, "normal: %s cold re-read: %llu pages refaulted once (%llu refaulted over %.1f s, %.0f%% back a second time, median refault distance %llu evictions",
+			 key, (unsigned long long)(e->refault_pages - e->repeat_pages),
+			 (unsigned long long)e->recent_refault_pages, e->refault_span_s, 100 * repeat,
+			 (unsigned long long)e->refault_dist_p50);
+	if (lru)
+		add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
+	add(reason, n, ")");
+	return LABEL_NORMAL;
+}
+
+/* Leak: live objects that grow and are not freed.  Two tests: every live
+ * object (frees lag allocs), or only the old ones (a leak amid churn: the
+ * old population rises while the young churn balances).  For slab keys the
+ * kernel's own count of the cache must grow too: events do not see every
+ * free, and a live count that rests on them can drift. */
+static enum cs_label classify_leak(const struct rules *r, int dom, const char *key,
+				   const struct evidence *e, const struct kview *kv,
 				   char *reason, size_t n)
 {
 	const double *t = r->v;
-	double locality = f->raw[FEAT_LOCALITY];
-	char life[32];
+	double rise_s = e->old_rise_s, growth, span, kgrowth, got;
+	bool all = e->grew_windows >= t[R_LEAK_MIN_WINDOWS] &&
+		   e->growth_per_s >= t[R_LEAK_MIN_GROWTH_S] &&
+		   e->free_ratio <= t[R_LEAK_MAX_FREE_RATIO];
+	bool old = rise_s >= t[R_LEAK_MIN_RISE_S] && e->old_objs > 0 &&
+		   e->old_steps >= t[R_LEAK_MIN_STEPS] &&
+		   e->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
+	char what[160];
+	int err;
 
-	if (e->refault_share >= t[R_THRASH_REFAULT_SHARE] &&
-	    e->refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES_S] * e->window_s) {
-		snprintf(reason, n, "thrash: %s %llu of %llu inserted pages refaulted (%.0f%%), median refault distance %llu evictions",
-			 key, (unsigned long long)e->refault_pages,
-			 (unsigned long long)e->page_adds, 100 * e->refault_share,
-			 (unsigned long long)e->refault_dist_p50);
-		return LABEL_THRASH;
+	if (!all && !old)
+		return LABEL_COUNT;
+	if (all) {
+		growth = e->growth_per_s;
+		span = e->grew_windows * e->window_s;
+		snprintf(what, sizeof(what), "live %+.0f/s for %.1f s, %lld live, frees/allocs %.2f",
+			 growth, span, (long long)e->live_objs, e->free_ratio);
+	} else {
+		growth = e->old_rise / rise_s;
+		span = rise_s;
+		snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s amid churn (frees/allocs %.2f)",
+			 (long long)e->old_objs, e->age_ns / 1e9, growth, span, e->free_ratio);
 	}
-	if (e->grew_windows >= t[R_LEAK_MIN_WINDOWS] &&
-	    e->growth_per_s >= t[R_LEAK_MIN_GROWTH_S] &&
-	    e->free_ratio <= t[R_LEAK_MAX_FREE_RATIO]) {
-		snprintf(reason, n, "leak: %s live %+.0f/s for %u consecutive windows, %lld live, frees/allocs %.2f",
-			 key, e->growth_per_s, e->grew_windows,
-			 (long long)e->live_objs, e->free_ratio);
+	if (dom != DOM_SLAB) {
+		snprintf(reason, n, "leak: %s %s", key, what);
 		return LABEL_LEAK;
 	}
-	/* objects handed between CPUs while hot: a high rate of short-lived
-	 * objects freed remotely; a burst of old objects freed elsewhere
-	 * (process exit, reclaim) is not it */
-	if (e->frees && locality < t[R_FS_MAX_LOCALITY] &&
+	if (span < 2)
+		span = 2;
+	err = kv && kv->cache_growth ?
+	      kv->cache_growth(kv->ctx, key, span, &kgrowth, &got) : -ENOSYS;
+	if (!err && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
+		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
+			 key, what, key, kgrowth, got);
+		if (e->unseen_frees)
+			add(reason, n, " (unseen frees %.0f%% of allocs)",
+			    e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0);
+		return LABEL_NORMAL;
+	}
+	snprintf(reason, n, "leak: %s %s", key, what);
+	if (!err)
+		add(reason, n, "; cache %s %+.0f/s over %.1f s", key, kgrowth, got);
+	else
+		add(reason, n, "; no kernel count of this cache to check");
+	if (e->unseen_frees)
+		add(reason, n, "; unseen frees %.0f%% of allocs",
+		    e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0);
+	add_site(e, kv, reason, n);
+	return LABEL_LEAK;
+}
+
+static enum cs_label classify_host(const struct rules *r, int dom, const char *key,
+				   const struct fvec *f, const struct evidence *e,
+				   const struct kview *kv, char *reason, size_t n)
+{
+	const double *t = r->v;
+	double locality = f->raw[FEAT_LOCALITY];
+	enum cs_label l;
+	char life[32];
+
+	if (e->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE]) {
+		l = classify_refaults(r, dom, key, e, kv, reason, n);
+		if (l != LABEL_NORMAL)
+			return l;
+		/* a cold re-read: the slab rules may still name something */
+	}
+	l = classify_leak(r, dom, key, e, kv, reason, n);
+	if (l != LABEL_COUNT)
+		return l;
+	/* objects handed between CPUs while hot: many short-lived objects
+	 * freed remotely; a burst of old objects freed elsewhere (process
+	 * exit, reclaim) is not it */
+	if (e->remote_frees && locality < t[R_FS_MAX_LOCALITY] &&
 	    e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
-	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES_S] * e->window_s &&
+	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] &&
 	    e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS]) {
 		fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
 		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s), %.0f%% of allocs one size, median lifetime %s",
-			 key, 100 * (1 - locality), (unsigned long long)e->frees,
+			 key, 100 * (1 - locality), (unsigned long long)(e->frees - e->unseen_frees),
 			 e->remote_frees / e->window_s, 100 * e->same_size_share, life);
+		if (e->unseen_frees)
+			add(reason, n, "; %llu frees unseen (CPU unknown)",
+			    (unsigned long long)e->unseen_frees);
+		add_site(e, kv, reason, n);
 		return LABEL_FALSE_SHARING;
 	}
-	if (f->raw[FEAT_FREQ] >= t[R_THRASH_CHURN_OPS_S] && e->frees &&
-	    e->lifetime_p50_ns <= t[R_THRASH_CHURN_LIFETIME_NS]) {
-		fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
-		snprintf(reason, n, "thrash: %s churns %.0f allocs+frees/s, median lifetime %s",
-			 key, f->raw[FEAT_FREQ], life);
-		return LABEL_THRASH;
-	}
+	if (e->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE])
+		return LABEL_NORMAL;	/* the cold re-read's reason stands */
 	fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
 	snprintf(reason, n, "normal: %s %.0f ops/s, locality %.2f, live %+.0f/s, median lifetime %s",
 		 key, f->raw[FEAT_FREQ], locality, e->growth_per_s, life);
+	if (e->unseen_frees)
+		add(reason, n, ", %llu unseen frees", (unsigned long long)e->unseen_frees);
 	return LABEL_NORMAL;
 }
 
@@ -199,11 +341,11 @@ static void gpu_evidence(const struct evidence *e, char *reason, size_t n)
 		 e->gpu_kernel_ns / 1e6, e->gpu_kv_kernel_ns / 1e6, e->gpu_copy_bytes / 1e6);
 }
 
-enum cs_label classify(const struct rules *r, const char *key,
+enum cs_label classify(const struct rules *r, int dom, const char *key,
 		       const struct fvec *f, const struct evidence *e,
-		       char *reason, size_t n)
+		       const struct kview *kv, char *reason, size_t n)
 {
-	enum cs_label l = classify_host(r, key, f, e, reason, n);
+	enum cs_label l = classify_host(r, dom, key, f, e, kv, reason, n);
 
 	if (l != LABEL_NORMAL)
 		gpu_evidence(e, reason, n);

@@ -20,16 +20,22 @@ enum cs_label {
 
 enum rule_id {
 	R_THRASH_REFAULT_SHARE,
-	R_THRASH_MIN_REFAULT_PAGES_S,
-	R_THRASH_CHURN_OPS_S,
-	R_THRASH_CHURN_LIFETIME_NS,
+	R_THRASH_MIN_REFAULT_PAGES,
+	R_THRASH_MIN_REPEAT_SHARE,
+	R_THRASH_MIN_SPAN_S,
+	R_THRASH_NEAR_SHARE,
 	R_FS_MAX_LOCALITY,
 	R_FS_MIN_SAME_SIZE,
-	R_FS_MIN_REMOTE_FREES_S,
+	R_FS_MIN_REMOTE_FREES,
 	R_FS_MAX_LIFETIME_NS,
 	R_LEAK_MIN_WINDOWS,
 	R_LEAK_MIN_GROWTH_S,
 	R_LEAK_MAX_FREE_RATIO,
+	R_LEAK_MIN_RISE_S,
+	R_LEAK_MIN_STEPS,
+	R_LEAK_MIN_AGE_S,
+	R_LEAK_AGE_LIFETIMES,
+	R_LEAK_MIN_CACHE_SHARE,
 	R_CLUSTER_MIN_SHARE,
 	RULE_COUNT,
 };
@@ -54,11 +60,29 @@ int rules_set(struct rules *r, const char *assignment);
  * or -errno; on a bad line, *bad_line is its number (else 0). */
 int rules_load(struct rules *r, const char *path, int *bad_line);
 
-/* Label one vector; reason gets one line with the numbers behind it, and
- * for an anomaly, the process's GPU work of the same window if it had any. */
-enum cs_label classify(const struct rules *r, const char *key,
+/* What the kernel itself says, for the rules to check the events against.
+ * Either function may be NULL; both return 0 or -errno. */
+struct kview {
+	/* growth per second of the kernel's own object count of a slab cache
+	 * over the last span_s seconds; *got_s: the span its samples cover */
+	int (*cache_growth)(void *ctx, const char *cache, double span_s,
+			    double *per_s, double *got_s);
+	/* "symbol+0xoff" of a kernel address */
+	int (*site_name)(void *ctx, uint64_t addr, char *buf, size_t n);
+	/* pages on the kernel's file LRU lists now: the memory the page
+	 * cache has, against which a refault distance is small or not */
+	int (*file_lru_pages)(void *ctx, uint64_t *pages);
+	void *ctx;
+};
+
+/* Label one vector of a key of domain dom (enum cs_domain); reason gets one
+ * line with the numbers behind it and what contradicts them, and for an
+ * anomaly, the process's GPU work of the same window if it had any.  A slab
+ * leak is only called when kv says the kernel's count of the cache grows
+ * too (kv NULL or without the count: the reason says it was not checked). */
+enum cs_label classify(const struct rules *r, int dom, const char *key,
 		       const struct fvec *f, const struct evidence *e,
-		       char *reason, size_t n);
+		       const struct kview *kv, char *reason, size_t n);
 
 /* Label a cluster from its members' labels: the commonest anomaly label
  * when at least cluster_min_share of the members carry it. */

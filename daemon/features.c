@@ -25,7 +25,10 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 		ops += s->kv_swap_outs + s->kv_swap_ins;
 	if (r->acc->key.domain == DOM_GPU)	/* kernels, copies, (de)allocations */
 		ops += s->gpu_kernels + s->gpu_copies;
-	if (ops < FEAT_MIN_OPS && !s->refaults)
+	/* a quiet key still makes a vector while its old objects pile up: a
+	 * slow leak is a few objects per window */
+	if (ops < FEAT_MIN_OPS && !s->refaults &&
+	    !(r->old_rise > 0 && r->old_rise_s >= FEAT_MIN_RISE_S))
 		return false;
 
 	e.window_s = secs;
@@ -39,7 +42,19 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.free_ratio = s->allocs ? (double)s->frees / s->allocs : 1.0;
 	e.lifetime_p50_ns = r->lifetime_p50_ns;
 	e.remote_frees = s->remote_frees;
+	e.unseen_frees = s->unseen_frees;
 	e.same_size_share = r->same_size_share;
+	e.top_site = r->top_site;
+	e.age_ns = r->age_ns;
+	e.old_objs = r->old_objs;
+	e.old_rise = r->old_rise;
+	e.old_rise_s = r->old_rise_s;
+	e.old_steps = r->old_steps;
+	e.repeat_pages = s->repeat_pages;
+	e.recent_refault_pages = r->recent_refault_pages;
+	e.recent_repeat_pages = r->recent_repeat_pages;
+	e.refault_windows = r->refault_windows;
+	e.refault_span_s = r->refault_span_s;
 	e.page_adds = s->page_adds;
 	e.page_dels = s->page_dels;
 	e.refaults = s->refaults;
@@ -53,8 +68,10 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	v.raw[FEAT_FREQ] = ops / secs;
 	v.raw[FEAT_HOT] = r->top_site_share;
 	v.raw[FEAT_ENTROPY] = r->size_entropy;
-	/* no frees in the window: nothing was freed remotely */
-	v.raw[FEAT_LOCALITY] = s->frees ? (double)s->same_cpu_frees / s->frees : 1.0;
+	/* no frees in the window: nothing was freed remotely; frees no
+	 * tracepoint saw have no CPU and do not count */
+	v.raw[FEAT_LOCALITY] = s->same_cpu_frees + s->remote_frees ?
+		(double)s->same_cpu_frees / (s->same_cpu_frees + s->remote_frees) : 1.0;
 	v.raw[FEAT_NUMA] = (double)s->cross_numa / ops;
 
 	v.v[FEAT_FREQ] = clamp01(log10(1 + v.raw[FEAT_FREQ]) / log10(1 + FEAT_FREQ_MAX_OPS_S));

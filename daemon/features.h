@@ -29,6 +29,8 @@ enum feat_dim {
 /* A window with fewer operations than this yields no vector, unless it
  * refaulted: idle keys must not flood the clusters. */
 #define FEAT_MIN_OPS		4
+/* ... or while its old objects have been rising for this long (s) */
+#define FEAT_MIN_RISE_S		1.0
 
 struct evidence {
 	double window_s;		/* length of the window */
@@ -40,11 +42,23 @@ struct evidence {
 	double free_ratio;		/* frees / allocs (1 with no allocs) */
 	uint64_t lifetime_p50_ns;
 	uint64_t remote_frees;
+	uint64_t unseen_frees;		/* frees no tracepoint reported (address reuse) */
 	double same_size_share;
+	uint64_t top_site;		/* busiest call site (slab), 0 if none */
+	/* the age test: live objects older than age_ns, and how much that old
+	 * population rose over old_rise_s seconds without falling */
+	uint64_t age_ns;
+	int64_t old_objs, old_rise;
+	double old_rise_s;
+	uint32_t old_steps;
 	uint64_t page_adds, page_dels;
-	uint64_t refaults, refault_pages;
+	uint64_t refaults, refault_pages, repeat_pages;
 	double refault_share;		/* refault pages / page adds */
 	uint64_t refault_dist_p50;
+	/* persistence: refaults of the recent windows */
+	uint64_t recent_refault_pages, recent_repeat_pages;
+	uint32_t refault_windows;
+	double refault_span_s;
 	/* the process's GPU work in the same window (the host-GPU join) */
 	uint64_t gpu_kernel_ns, gpu_kv_kernel_ns, gpu_copy_bytes;
 };

@@ -24,6 +24,7 @@
 #include "control.h"
 #include "csv.h"
 #include "event.h"
+#include "kstate.h"
 #include "loader.h"
 #include "log.h"
 #include "window.h"
@@ -53,7 +54,9 @@ struct daemon {
 	bool driving;			/* runs kvref (--workload) */
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
-	uint64_t last_recluster_ns;
+	struct kstate *ks;		/* the kernel's object counts */
+	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
+	uint64_t last_recluster_ns, last_kstate_ns;
 	int epfd, sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
@@ -110,6 +113,32 @@ static void resolve_key(struct acc *a, void *ctx)
 		snprintf(a->comm, sizeof(a->comm), "?");
 }
 
+/* ---- the kernel's own numbers, for the rules ---- */
+
+#define KSTATE_EVERY_NS 200000000ull
+
+static int kv_cache_growth(void *ctx, const char *cache, double span_s,
+			   double *per_s, double *got_s)
+{
+	struct daemon *d = ctx;
+
+	return kstate_growth(d->ks, cache, (uint64_t)(span_s * NSEC), per_s, got_s);
+}
+
+static int kv_file_lru(void *ctx, uint64_t *pages)
+{
+	struct daemon *d = ctx;
+
+	return kstate_file_lru(d->ks, pages);
+}
+
+static int kv_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
+{
+	struct daemon *d = ctx;
+
+	return ksyms_name(d->syms, addr, buf, n);
+}
+
 /* ---- output ---- */
 
 static const char *csv_columns[] = {
@@ -124,6 +153,7 @@ static const char *csv_columns[] = {
 	"cluster", "label", "reason",
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
+	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site",
 };
 
 static void csv_header(struct csv *c)
@@ -197,6 +227,18 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	csv_u64(c, r->tgid_gpu_kernel_ns);
 	csv_u64(c, r->tgid_gpu_kv_kernel_ns);
 	csv_u64(c, r->tgid_gpu_copy_bytes);
+	csv_u64(c, s->unseen_frees);
+	csv_u64(c, s->repeat_pages);
+	csv_i64(c, r->old_objs);
+	csv_u64(c, r->age_ns / 1000000);
+	if (a->key.domain == DOM_SLAB && r->top_site) {
+		char sym[128];
+
+		ksyms_name(d->syms, r->top_site, sym, sizeof(sym));
+		csv_str(c, sym);
+	} else {
+		csv_str(c, "");
+	}
 	csv_end_row(c);
 }
 
@@ -274,8 +316,8 @@ static void print_stats(struct daemon *d, FILE *out)
 		(uint64_t)c.k.produced, c.consumed, (uint64_t)c.k.dropped);
 	fprintf(out, "windows %" PRIu64 "\nrows %" PRIu64 "\nkeys %" PRIu64 "\nlate %" PRIu64 "\n",
 		c.w.windows, c.w.rows, c.w.keys, c.w.late);
-	fprintf(out, "free_unmatched %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
-		(uint64_t)c.k.free_unmatched, ps.recursion_misses);
+	fprintf(out, "free_unmatched %" PRIu64 "\nunseen_frees %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
+		(uint64_t)c.k.free_unmatched, (uint64_t)c.k.live_replaced, ps.recursion_misses);
 	fprintf(out, "page_evictions %" PRIu64 "\n", (uint64_t)c.k.evictions);
 	fprintf(out, "gpu_records %" PRIu64 "\ncupti_dropped %" PRIu64 "\n",
 		d->gpu_records, d->cupti_dropped);
@@ -469,9 +511,10 @@ static void print_summary(struct daemon *d)
 							  "MISMATCH",
 	       c.w.late, d->bad_records, d->lost_nomem);
 	printf("kernel: recursion_misses=%" PRIu64 " free_unmatched=%" PRIu64
-	       " live_map_evictions=%" PRIu64 " evicted_map_evictions=%" PRIu64
+	       " unseen_frees=%" PRIu64 " live_map_evictions=%" PRIu64 " evicted_map_evictions=%" PRIu64
 	       " page_evictions=%" PRIu64 " page_truncations=%" PRIu64 "\n",
-	       ps.recursion_misses, (uint64_t)c.k.free_unmatched, live_ev, page_ev,
+	       ps.recursion_misses, (uint64_t)c.k.free_unmatched,
+	       (uint64_t)c.k.live_replaced, live_ev, page_ev,
 	       (uint64_t)c.k.evictions, (uint64_t)c.k.truncations);
 	if (d->gpu_lib[0])
 		printf("gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 "\n", d->gpu_records,
@@ -604,7 +647,29 @@ static int setup_rules(struct daemon *d)
 		}
 	}
 	analysis_init(&d->an, &rules, &p);
+	d->an.kv.cache_growth = kv_cache_growth;
+	d->an.kv.site_name = kv_site_name;
+	d->an.kv.file_lru_pages = kv_file_lru;
+	d->an.kv.ctx = d;
 	return 0;
+}
+
+/* The kernel's object counts and symbols: without them the rules still
+ * run, and leak reasons say the kernel's count was not checked. */
+static void setup_kstate(struct daemon *d)
+{
+	int err;
+
+	d->ks = kstate_new(NULL, NULL, NULL);
+	if (d->ks && (err = kstate_sample(d->ks, now_ns(CLOCK_MONOTONIC)))) {
+		log_warn("cannot read /proc/slabinfo: %s; leaks are not checked against the kernel's counts",
+			 strerror(-err));
+		kstate_free(d->ks);
+		d->ks = NULL;
+	}
+	d->syms = ksyms_load(NULL);
+	if (!d->syms)
+		log_warn("cannot read kernel symbols from /proc/kallsyms; call sites are shown as addresses");
 }
 
 static int setup_signals(struct daemon *d)
@@ -653,6 +718,10 @@ static void on_tick(struct daemon *d)
 		return;
 	loader_drain(&d->ld);
 	now = now_ns(CLOCK_MONOTONIC);
+	if (d->ks && now - d->last_kstate_ns >= KSTATE_EVERY_NS) {
+		d->last_kstate_ns = now;
+		kstate_sample(d->ks, now);
+	}
 	wtable_close_until(d->wt, now - TICK_SLACK_NS);
 	if (now - d->last_recluster_ns >= NSEC) {
 		d->last_recluster_ns = now;
@@ -763,6 +832,9 @@ int main(int argc, char **argv)
 		log_err("cannot allocate window table: out of memory");
 		goto cleanup;
 	}
+	wtable_set_age(d.wt, (uint64_t)(d.an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
+		       d.an.rules.v[R_LEAK_AGE_LIFETIMES]);
+	setup_kstate(&d);
 	if (d.env.socket_path) {
 		d.lfd = control_listen(d.env.socket_path);
 		if (d.lfd < 0) {
@@ -833,6 +905,8 @@ cleanup:
 	if (d.sfd >= 0)
 		close(d.sfd);
 	wtable_free(d.wt);
+	kstate_free(d.ks);
+	ksyms_free(d.syms);
 	loader_stop(&d.ld);
 	free(d.snap);
 	analysis_release(&d.an);

@@ -16,6 +16,8 @@
 #define GC_EVERY_WINDOWS 64
 #define GC_IDLE_NS (60ull * 1000000000ull)
 
+struct fhist;
+
 struct wtable {
 	struct acc **slots;
 	size_t cap, n;
@@ -25,6 +27,10 @@ struct wtable {
 	wtable_resolve_fn resolve;
 	void *ctx;
 	struct wtable_stats st;
+	uint64_t age_min_ns;	/* the age test (wtable_set_age) */
+	struct fhist **files;	/* refault history per file */
+	size_t fcap, nfiles;
+	double age_lifetimes;
 };
 
 const char *domain_name(int domain)
@@ -66,6 +72,20 @@ uint64_t topk_total(const struct topk *t)
 	for (i = 0; i < t->n; i++)
 		sum += t->cnt[i];
 	return sum;
+}
+
+uint64_t topk_argmax(const struct topk *t)
+{
+	uint32_t i, m = 0;
+	uint64_t v = 0;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->cnt[i] > m) {
+			m = t->cnt[i];
+			v = t->val[i];
+		}
+	}
+	return v;
 }
 
 uint32_t topk_max(const struct topk *t)
@@ -149,6 +169,228 @@ double slope(const double *x, const double *y, unsigned int n)
 		sxy += (x[i] - mx) * (y[i] - my);
 	}
 	return sxx > 0 ? sxy / sxx : 0;
+}
+
+/* ---- live objects by age ---- */
+
+static void cohort_advance(struct acc *a, uint64_t c)
+{
+	if (c <= a->cohort_head)
+		return;
+	if (c - a->cohort_head >= AGE_COHORTS) {
+		uint32_t i;
+
+		for (i = 0; i < AGE_COHORTS; i++) {
+			a->cohort_older += a->cohort[i];
+			a->cohort[i] = 0;
+		}
+		a->cohort_head = c;
+		return;
+	}
+	while (a->cohort_head < c) {
+		uint32_t i = ++a->cohort_head % AGE_COHORTS;
+
+		a->cohort_older += a->cohort[i];	/* falls off the ring */
+		a->cohort[i] = 0;
+	}
+}
+
+/* One object allocated at ts_ns (delta +1) or freed (delta -1, ts_ns =
+ * its allocation time). */
+static void cohort_add(struct acc *a, uint64_t ts_ns, int delta)
+{
+	uint64_t c = ts_ns / AGE_COHORT_NS;
+
+	cohort_advance(a, c);
+	if (c + AGE_COHORTS <= a->cohort_head)
+		a->cohort_older += delta;
+	else
+		a->cohort[c % AGE_COHORTS] += delta;
+}
+
+int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns)
+{
+	int64_t n = a->cohort_older;
+	uint64_t c, first;
+
+	first = a->cohort_head >= AGE_COHORTS - 1 ? a->cohort_head - (AGE_COHORTS - 1) : 0;
+	/* whole cohorts that ended by the cutoff */
+	for (c = first; c <= a->cohort_head; c++)
+		if ((c + 1) * AGE_COHORT_NS <= cutoff_ns)
+			n += a->cohort[c % AGE_COHORTS];
+	return n > 0 ? n : 0;
+}
+
+void wtable_set_age(struct wtable *wt, uint64_t min_age_ns, double lifetimes)
+{
+	wt->age_min_ns = min_age_ns;
+	wt->age_lifetimes = lifetimes;
+}
+
+/* The age test's evidence at the end of the row's window. */
+static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
+{
+	uint64_t end = r->start_ns + wt->window_ns, p50, age;
+	uint32_t b;
+
+	for (b = 0; b < HIST_BUCKETS; b++)
+		a->life_hist[b] += r->s->lifetime_hist[b];
+	if (++a->life_windows % 100 == 0)
+		for (b = 0; b < HIST_BUCKETS; b++)
+			a->life_hist[b] /= 2;
+	p50 = hist_percentile(a->life_hist, 0.5);
+	age = wt->age_min_ns;
+	if (wt->age_lifetimes * (double)p50 > (double)age)
+		age = (uint64_t)(wt->age_lifetimes * (double)p50);
+	r->age_ns = age;
+	r->old_objs = end > age ? acc_old_objs(a, end - age) : 0;
+	/* a rise starts where the old population last fell or was empty */
+	if (r->old_objs < a->old_last || !r->old_objs || !a->old_start_ns) {
+		a->old_start = r->old_objs;
+		a->old_start_ns = end;
+		a->old_steps = 0;
+	} else if (r->old_objs > a->old_last) {
+		a->old_steps++;
+	}
+	a->old_last = r->old_objs;
+	r->old_steps = a->old_steps;
+	r->old_rise = r->old_objs - a->old_start;
+	r->old_rise_s = (double)(end - a->old_start_ns) / 1e9;
+}
+
+/* ---- refault history per file ---- */
+
+struct fhist {
+	uint64_t ino;
+	uint32_t dev, gen;
+	struct thist th;
+};
+
+static uint64_t file_hash(uint64_t ino, uint32_t dev, uint32_t gen)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ ((uint64_t)dev << 32 | gen);
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static int files_resize(struct wtable *wt, size_t cap)
+{
+	struct fhist **slots = calloc(cap, sizeof(*slots));
+	size_t i, j;
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < wt->fcap; i++) {
+		struct fhist *f = wt->files[i];
+
+		if (!f)
+			continue;
+		j = file_hash(f->ino, f->dev, f->gen) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = f;
+	}
+	free(wt->files);
+	wt->files = slots;
+	wt->fcap = cap;
+	return 0;
+}
+
+/* The file's history; created on its first refault (NULL: out of memory). */
+static struct thist *file_thist(struct wtable *wt, const struct wkey *k, bool create)
+{
+	struct fhist *f;
+	size_t i;
+
+	if (!wt->fcap && (!create || files_resize(wt, 64)))
+		return NULL;
+	i = file_hash(k->id, k->dev, k->gen) & (wt->fcap - 1);
+	while ((f = wt->files[i])) {
+		if (f->ino == k->id && f->dev == k->dev && f->gen == k->gen)
+			return &f->th;
+		i = (i + 1) & (wt->fcap - 1);
+	}
+	if (!create)
+		return NULL;
+	if ((wt->nfiles + 1) * 10 > wt->fcap * 7) {
+		if (files_resize(wt, wt->fcap * 2))
+			return NULL;
+		return file_thist(wt, k, create);
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->ino = k->id;
+	f->dev = k->dev;
+	f->gen = k->gen;
+	wt->files[i] = f;
+	wt->nfiles++;
+	return &f->th;
+}
+
+/* Forget files with no refault for THRASH_SAMPLES windows. */
+static void files_gc(struct wtable *wt)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < wt->fcap; i++) {
+		struct fhist *f = wt->files[i];
+
+		if (!f)
+			continue;
+		if (!f->th.head || f->th.win[(f->th.head - 1) % THRASH_SAMPLES] +
+				   THRASH_SAMPLES <= wt->cur) {
+			free(f);
+			wt->files[i] = NULL;
+			continue;
+		}
+		kept++;
+	}
+	wt->nfiles = kept;
+	if (wt->fcap)
+		files_resize(wt, wt->fcap);
+}
+
+/* Refaults of the recent windows: persistence tells thrash from one pass. */
+static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
+{
+	uint64_t first = WINDOW_NONE, last = 0;
+	bool refaulted = r->s->refault_pages > 0;
+	struct thist *th;
+	uint32_t i;
+
+	th = a->key.domain == DOM_PAGE ? file_thist(wt, &a->key, refaulted) : &a->th;
+	if (!th)
+		return;
+	if (refaulted) {
+		/* several readers of one file in one window: one sample */
+		i = (th->head - 1) % THRASH_SAMPLES;
+		if (!th->head || th->win[i] != r->window) {
+			i = th->head++ % THRASH_SAMPLES;
+			th->win[i] = r->window;
+			th->refault[i] = th->repeat[i] = 0;
+		}
+		th->refault[i] += r->s->refault_pages > UINT32_MAX ? UINT32_MAX :
+				  (uint32_t)r->s->refault_pages;
+		th->repeat[i] += r->s->repeat_pages > UINT32_MAX ? UINT32_MAX :
+				 (uint32_t)r->s->repeat_pages;
+	}
+	for (i = 0; i < THRASH_SAMPLES && i < th->head; i++) {
+		/* only the last THRASH_SAMPLES windows of time count */
+		if (th->win[i] + THRASH_SAMPLES <= r->window)
+			continue;
+		r->recent_refault_pages += th->refault[i];
+		r->recent_repeat_pages += th->repeat[i];
+		r->refault_windows++;
+		if (th->win[i] < first)
+			first = th->win[i];
+		if (th->win[i] > last)
+			last = th->win[i];
+	}
+	if (r->refault_windows)
+		r->refault_span_s = (double)((last - first + 1) * wt->window_ns) / 1e9;
 }
 
 /* Record the key's live count at the end of window w and derive the
@@ -301,6 +543,9 @@ void wtable_free(struct wtable *wt)
 		return;
 	for (i = 0; i < wt->cap; i++)
 		acc_free(wt->slots[i]);
+	for (i = 0; i < wt->fcap; i++)
+		free(wt->files[i]);
+	free(wt->files);
 	free(wt->slots);
 	free(wt);
 }
@@ -329,6 +574,7 @@ static void row_derive(struct wrow *r, const struct acc *a,
 	r->lifetime_p50_ns = hist_percentile(s->lifetime_hist, 0.5);
 	r->refault_dist_p50 = hist_percentile(s->refault_hist, 0.5);
 	r->top_site_share = sites ? (double)topk_max(&s->sites) / sites : 0;
+	r->top_site = topk_argmax(&s->sites);
 	r->same_size_share = sizes ? (double)topk_max(&s->sizes) / sizes : 0;
 	r->size_entropy = topk_entropy(&s->sizes);
 }
@@ -356,6 +602,7 @@ static void table_gc(struct wtable *wt)
 	wt->n = kept;
 	/* re-insert to repair probe chains broken by the removals */
 	table_resize(wt, wt->cap);
+	files_gc(wt);
 }
 
 /* The host-GPU join: what each process did on the GPU in window w. */
@@ -420,6 +667,8 @@ static void close_window(struct wtable *wt)
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
 		growth_update(wt, a, &r);
+		age_update(wt, a, &r);
+		thrash_update(wt, a, &r);
 		for (j = 0; j < ng; j++) {
 			if (g[j].tgid != a->key.tgid)
 				continue;
@@ -479,10 +728,21 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_objs++;
 		a->live_bytes += e->slab.bytes_alloc;
 		a->total_allocs++;
+		cohort_add(a, e->ts_ns, 1);
 		return;
 	}
 	s->frees++;
 	s->bytes_freed += e->slab.bytes_alloc;
+	a->live_objs--;
+	a->live_bytes -= e->slab.bytes_alloc;
+	a->total_frees++;
+	cohort_add(a, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0), -1);
+	if (e->flags & CS_F_UNSEEN) {
+		/* freed some time before: no lifetime, no CPU to compare */
+		s->unseen_frees++;
+		a->total_unseen_frees++;
+		return;
+	}
 	s->lifetime_hist[hist_bucket(e->slab.lifetime_ns)]++;
 	if (e->cpu == e->slab.alloc_cpu)
 		s->same_cpu_frees++;
@@ -490,9 +750,6 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 		s->remote_frees++;
 	if (e->node != e->slab.alloc_node)
 		s->cross_numa++;
-	a->live_objs--;
-	a->live_bytes -= e->slab.bytes_alloc;
-	a->total_frees++;
 }
 
 static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
@@ -507,6 +764,8 @@ static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
 		if (e->flags & CS_F_REFAULT) {
 			s->refaults++;
 			s->refault_pages += e->page.refault_pages;
+			s->repeat_pages += e->page.repeat_pages < e->page.refault_pages ?
+					   e->page.repeat_pages : e->page.refault_pages;
 			s->refault_hist[hist_bucket(e->page.refault_dist)]++;
 			a->total_refaults++;
 		}
@@ -539,6 +798,8 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 		/* a new pool: what the last one held is gone with it */
 		a->live_objs = 0;
 		a->live_bytes = 0;
+		memset(a->cohort, 0, sizeof(a->cohort));
+		a->cohort_older = 0;
 		break;
 	case CS_KV_USE:
 		/* a swap-in fires block_alloc and then a prefix hit at
@@ -553,6 +814,7 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_objs++;
 		a->live_bytes += a->kv_block_bytes;
 		a->total_allocs++;
+		cohort_add(a, e->ts_ns, 1);
 		if (b < a->kv_nblocks) {
 			a->kv_use_ts[b] = e->ts_ns;
 			a->kv_use_cpu[b] = e->cpu;
@@ -565,6 +827,7 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 		s->frees++;
 		s->bytes_freed += a->kv_block_bytes;
 		s->lifetime_hist[hist_bucket(e->ts_ns - a->kv_use_ts[b])]++;
+		cohort_add(a, a->kv_use_ts[b], -1);
 		if (a->kv_use_cpu[b] == e->cpu)
 			s->same_cpu_frees++;
 		else
@@ -584,6 +847,10 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 		s->page_adds += pages;
 		s->refaults++;
 		s->refault_pages += pages;
+		/* back within a pool's worth of evictions: a pool twice the
+		 * size would have kept it (the kernel's workingset test) */
+		if (e->kv.arg >= 0 && (uint64_t)e->kv.arg <= a->kv_nblocks)
+			s->repeat_pages += pages;
 		s->refault_hist[hist_bucket(e->kv.arg > 0 ? e->kv.arg : 0)]++;
 		a->total_page_adds += pages;
 		a->total_refaults++;
@@ -694,6 +961,7 @@ void wtable_get_stats(const struct wtable *wt, struct wtable_stats *st)
 {
 	*st = wt->st;
 	st->keys = wt->n;
+	st->files = wt->nfiles;
 }
 
 void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),

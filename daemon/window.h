@@ -52,10 +52,15 @@ struct wslot {
 	uint64_t allocs, frees;
 	uint64_t bytes_req, bytes_alloc, bytes_freed;
 	uint64_t same_cpu_frees, remote_frees;
+	uint64_t unseen_frees;	/* of frees: no tracepoint saw them (CS_F_UNSEEN);
+				 * neither same-CPU nor remote, no lifetime */
 	uint64_t cross_numa;
 	uint64_t page_adds, page_dels;	/* pages, not folios */
 	uint64_t refaults;		/* folios that refaulted */
 	uint64_t refault_pages;
+	uint64_t repeat_pages;		/* of refault_pages: back a second time or more
+					 * (kv: swap-ins within a pool's worth of
+					 * evictions of their swap-out) */
 	uint64_t kv_swap_outs, kv_swap_ins;	/* kv domain: blocks */
 	uint64_t gpu_kernels, gpu_kernel_ns;	/* gpu domain */
 	uint64_t gpu_copies, gpu_copy_in_bytes, gpu_copy_out_bytes;
@@ -67,6 +72,25 @@ struct wslot {
 
 #define WINDOW_NONE UINT64_MAX
 #define GROWTH_SAMPLES 32	/* live counts kept per key for the growth slope */
+
+/* Live objects by age (memleak's idea, in counts): objects are counted in
+ * the cohort of their allocation time, and a free takes its object out of
+ * the cohort its lifetime points back to, so the live objects older than
+ * any age are known without tracking objects.  A balanced churn has none;
+ * a leak amid churn has a steadily growing old population. */
+#define AGE_COHORTS 64
+#define AGE_COHORT_NS 250000000ull	/* 16 s of cohorts, then one "older" */
+
+/* Refaults of the recent windows, for persistence.  Kept per file for the
+ * page cache, whichever processes read it (a shell loop of readers is one
+ * thrashing file, not many one-pass keys), and per pool for kv keys. */
+#define THRASH_SAMPLES 32
+
+struct thist {
+	uint64_t win[THRASH_SAMPLES];	/* windows with refaults, newest at head - 1 */
+	uint32_t refault[THRASH_SAMPLES], repeat[THRASH_SAMPLES];
+	uint32_t head;
+};
 
 struct acc {
 	struct wkey key;
@@ -84,6 +108,19 @@ struct acc {
 	uint32_t grow_n, grow_head;
 	uint32_t grew_windows;	/* consecutive active windows with net growth */
 	uint32_t label_counts[8];	/* vectors of this key per label (analysis) */
+	/* live objects by allocation cohort (AGE_COHORT_NS each, ring) */
+	int32_t cohort[AGE_COHORTS];
+	uint64_t cohort_head;	/* newest cohort held */
+	int64_t cohort_older;	/* live objects older than the ring */
+	uint32_t life_hist[HIST_BUCKETS];	/* lifetimes, halved every 100 windows */
+	uint32_t life_windows;
+	/* the old population at the end of recent windows */
+	int64_t old_start;	/* at the start of the current rise */
+	uint64_t old_start_ns;	/* when it started (a window's end) */
+	uint32_t old_steps;	/* windows of the rise in which it rose */
+	int64_t old_last;
+	struct thist th;	/* kv keys' refaults (page keys: per file) */
+	uint64_t total_unseen_frees;
 	/* kv domain: the pool, and when and where each block was taken up */
 	uint64_t kv_block_bytes;
 	uint32_t kv_nblocks;
@@ -101,11 +138,25 @@ struct wrow {
 	uint64_t lifetime_p50_ns;
 	uint64_t refault_dist_p50;
 	double top_site_share;	/* allocs from the busiest call site */
+	uint64_t top_site;	/* that call site (slab: kernel address) */
 	double size_entropy;	/* bits, over bytes requested */
 	double same_size_share;	/* allocs of the most common size */
 	double growth_per_s;	/* slope of live objects over the recent windows */
 	uint32_t grew_windows;	/* consecutive active windows (this one
 				 * included) whose allocs exceeded their frees */
+	/* the age test: live objects older than age_ns at the window's end,
+	 * and how much and for how long (since it last fell or was empty,
+	 * in time, not windows: a slow leaker has rows in few windows) */
+	uint64_t age_ns;
+	int64_t old_objs;
+	int64_t old_rise;
+	double old_rise_s;
+	uint32_t old_steps;	/* in how many windows it rose: steady, not one jump */
+	/* persistence: refaults of the file (or pool) over the recent
+	 * THRASH_SAMPLES windows, by every process */
+	uint64_t recent_refault_pages, recent_repeat_pages;
+	uint32_t refault_windows;	/* of them, windows with refaults */
+	double refault_span_s;	/* first to last such window */
 	/* what the same process did on the GPU in this window (any key) */
 	uint64_t tgid_gpu_kernel_ns, tgid_gpu_kv_kernel_ns, tgid_gpu_copy_bytes;
 };
@@ -120,9 +171,18 @@ struct wtable_stats {
 	uint64_t rows;
 	uint64_t keys;		/* keys now */
 	uint64_t keys_dropped;	/* idle keys forgotten */
+	uint64_t files;		/* files with a refault history now */
 };
 
 struct wtable;
+
+/* The age test's threshold: objects older than max(min_age_ns,
+ * lifetimes x the key's median lifetime) are old.  Set by the analysis
+ * rules (leak_min_age_s, leak_age_lifetimes) before windows close. */
+void wtable_set_age(struct wtable *wt, uint64_t min_age_ns, double lifetimes);
+
+/* Live objects of a key allocated at or before cutoff_ns (never negative). */
+int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns);
 
 /* t0_ns is the start of window 0.  resolve names a new key (may be NULL).
  * Returns NULL when out of memory. */
@@ -151,6 +211,7 @@ void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),
 void topk_add(struct topk *t, uint64_t val);
 uint64_t topk_total(const struct topk *t);
 uint32_t topk_max(const struct topk *t);
+uint64_t topk_argmax(const struct topk *t);	/* the commonest value, 0 if none */
 double topk_entropy(const struct topk *t);
 unsigned int hist_bucket(uint64_t v);
 uint64_t hist_percentile(const uint32_t *hist, double q);

@@ -15,7 +15,47 @@
 static struct rules rules;
 static struct fvec f;
 static struct evidence e;
-static char reason[256];
+static char reason[384];
+
+/* The kernel's count as the test sets it. */
+static double kgrowth;
+static int kerr;
+static char kasked[64];
+
+static int fake_growth(void *ctx, const char *cache, double span_s, double *per_s,
+		       double *got_s)
+{
+	(void)ctx;
+	snprintf(kasked, sizeof(kasked), "%s", cache);
+	if (kerr)
+		return kerr;
+	*per_s = kgrowth;
+	*got_s = span_s;
+	return 0;
+}
+
+static int fake_site(void *ctx, uint64_t addr, char *buf, size_t n)
+{
+	(void)ctx;
+	snprintf(buf, n, "%s", addr == 0xffffffff81234567ull ? "alloc_empty_file+0x4a" : "?");
+	return 0;
+}
+
+static uint64_t lru_pages;
+
+static int fake_lru(void *ctx, uint64_t *pages)
+{
+	(void)ctx;
+	*pages = lru_pages;
+	return lru_pages ? 0 : -ENODATA;
+}
+
+static const struct kview kview = { fake_growth, fake_site, fake_lru, NULL };
+
+static enum cs_label label(int dom, const char *key)
+{
+	return classify(&rules, dom, key, &f, &e, &kview, reason, sizeof(reason));
+}
 
 static int setup(void **state)
 {
@@ -30,53 +70,182 @@ static int setup(void **state)
 	e.free_ratio = 1.0;
 	e.lifetime_p50_ns = 1000000;
 	e.window_s = 0.1;
+	kgrowth = 0;
+	kerr = 0;
+	kasked[0] = 0;
+	lru_pages = 0;
 	return 0;
 }
 
 static void classify__ordinary_churn__normal(void **state)
 {
 	(void)state;
-	assert_int_equal(classify(&rules, "filp", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "normal: filp"));
 }
 
-static void classify__refaults_dominate__thrash_with_numbers(void **state)
+/* A file that keeps coming back: refaults over seconds, pages back again. */
+static void thrashing_file(void)
 {
-	(void)state;
 	e.page_adds = 512;
 	e.refault_pages = 500;
+	e.repeat_pages = 400;
 	e.refault_share = 500.0 / 512;
 	e.refault_dist_p50 = 42;
-	assert_int_equal(classify(&rules, "254:0:12", &f, &e, reason, sizeof(reason)), LABEL_THRASH);
-	assert_string_equal(reason, "thrash: 254:0:12 500 of 512 inserted pages refaulted (98%), median refault distance 42 evictions");
+	e.recent_refault_pages = 9000;
+	e.recent_repeat_pages = 7200;
+	e.refault_windows = 25;
+	e.refault_span_s = 3.2;
+}
+
+static void classify__refaults_repeat_for_seconds__thrash_with_numbers(void **state)
+{
+	(void)state;
+	thrashing_file();
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
+	assert_string_equal(reason, "thrash: 254:0:12 500 of 512 inserted pages refaulted (98%); 9000 refaulted over 3.2 s, 80% of them back a second time or more; median refault distance 42 evictions");
 	/* a few refaults in a large insert stream are not thrash */
 	e.refault_pages = 100;
 	e.refault_share = 100.0 / 512;
-	assert_int_equal(classify(&rules, "254:0:12", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	/* nor is a high share of very few pages */
-	e.page_adds = 4;
-	e.refault_pages = 4;
-	e.refault_share = 1;
-	assert_int_equal(classify(&rules, "254:0:12", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	thrashing_file();
+	e.recent_refault_pages = 20;
+	e.recent_repeat_pages = 20;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 }
 
-static void classify__sustained_growth_without_frees__leak(void **state)
+static void classify__one_cold_pass_after_eviction__normal_cold_reread(void **state)
 {
 	(void)state;
+	thrashing_file();
+	/* every page back once: a drop_caches, then one read */
+	e.repeat_pages = 0;
+	e.recent_repeat_pages = 0;
+	e.refault_pages = 318;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "normal: 254:0:12 cold re-read: 318 pages refaulted once"));
+	/* repeats, but all within a moment: one burst, not persistence */
+	thrashing_file();
+	e.refault_span_s = 0.3;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "normal: 254:0:12 refaults not sustained: 500 pages"));
+	/* once each, far: evicted with a whole cache (drop_caches) */
+	thrashing_file();
+	e.recent_repeat_pages = 0;
+	e.refault_dist_p50 = 300000;
+	lru_pages = 100000;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "median refault distance 300000 evictions of 100000 file LRU pages)"));
+}
+
+static void classify__pages_back_soon_for_seconds__thrash_by_distance(void **state)
+{
+	(void)state;
+	/* each page back once, but soon after its eviction, for seconds:
+	 * the kernel's workingset test says a larger cache would keep them */
+	thrashing_file();
+	e.recent_repeat_pages = 0;
+	e.refault_dist_p50 = 96;
+	lru_pages = 100000;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
+	assert_non_null(strstr(reason, "0% of them back a second time or more; median refault distance 96 evictions of 100000 file LRU pages"));
+	/* not for kv keys: their distance counts blocks, and repeats say it */
+	assert_int_equal(label(DOM_KV, "kv-pool"), LABEL_NORMAL);
+	/* nor without the kernel's LRU size */
+	lru_pages = 0;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
+}
+
+/* Every live object grows: frees lag allocs for 24 windows. */
+static void leaking_fds(void)
+{
 	e.frees = 2;
 	e.free_ratio = 0.02;
 	e.growth_per_s = 1180;
 	e.grew_windows = 24;
 	e.live_objs = 9000;
-	assert_int_equal(classify(&rules, "filp", &f, &e, reason, sizeof(reason)), LABEL_LEAK);
-	assert_string_equal(reason, "leak: filp live +1180/s for 24 consecutive windows, 9000 live, frees/allocs 0.02");
+}
+
+static void classify__growth_without_frees_kernel_agrees__leak(void **state)
+{
+	(void)state;
+	leaking_fds();
+	e.top_site = 0xffffffff81234567ull;
+	kgrowth = 1150;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
+	assert_string_equal(kasked, "filp");
+	assert_string_equal(reason, "leak: filp live +1180/s for 2.4 s, 9000 live, frees/allocs 0.02; cache filp +1150/s over 2.4 s, hot site alloc_empty_file+0x4a");
 	/* growth for too few windows is a burst, not a leak */
 	e.grew_windows = 19;
-	assert_int_equal(classify(&rules, "filp", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
-	/* growth with frees keeping up is not a leak */
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	/* growth with frees keeping up is not a leak of every object */
 	e.grew_windows = 24;
 	e.free_ratio = 0.9;
-	assert_int_equal(classify(&rules, "filp", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+}
+
+static void classify__growth_the_kernel_does_not_see__normal_unseen_frees(void **state)
+{
+	(void)state;
+	leaking_fds();
+	e.allocs = 1000;
+	e.unseen_frees = 120;
+	kgrowth = 3;
+	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
+	assert_string_equal(reason, "normal: skbuff_head_cache live +1180/s for 2.4 s, 9000 live, frees/allocs 0.02 by events, but the kernel's count of cache skbuff_head_cache +3/s over 2.4 s: frees the tracepoints did not see (unseen frees 12% of allocs)");
+	/* half the key's growth is enough: the cache has other users */
+	kgrowth = 590;
+	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_LEAK);
+	assert_non_null(strstr(reason, "; unseen frees 12% of allocs"));
+	/* no kernel count to check against: labelled, and it says so */
+	kerr = -ENOENT;
+	assert_int_equal(label(DOM_SLAB, "kmalloc-16384"), LABEL_LEAK);
+	assert_non_null(strstr(reason, "no kernel count of this cache to check"));
+	/* KV blocks are seen whole by their own probes: no kernel check */
+	kerr = 0;
+	kgrowth = 0;
+	kasked[0] = 0;
+	assert_int_equal(label(DOM_KV, "kv-pool"), LABEL_LEAK);
+	assert_string_equal(kasked, "");
+}
+
+static void classify__old_objects_rise_amid_churn__leak(void **state)
+{
+	(void)state;
+	/* 1000 allocs/s, 5 % kept: frees/allocs 0.95, old population +50/s */
+	e.allocs = 100;
+	e.frees = 95;
+	e.free_ratio = 0.95;
+	e.growth_per_s = 50;
+	e.grew_windows = 3;
+	e.age_ns = 1000000000;
+	e.old_objs = 100;
+	e.old_rise = 100;
+	e.old_rise_s = 2.0;
+	e.old_steps = 8;
+	kgrowth = 48;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
+	assert_string_equal(reason, "leak: filp 100 objects older than 1.0 s, +50/s for 2.0 s amid churn (frees/allocs 0.95); cache filp +48/s over 2.0 s");
+	/* balanced churn: nothing grows old */
+	e.old_objs = 0;
+	e.old_rise = 0;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	/* a few long-lived objects, then flat: too slow to be a leak */
+	e.old_objs = 3;
+	e.old_rise = 3;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	/* objects that came in one burst and grew old together */
+	e.old_objs = 100;
+	e.old_rise = 100;
+	e.old_steps = 1;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	e.old_steps = 8;
+	/* rising, but not for long enough yet */
+	e.old_objs = 100;
+	e.old_rise = 100;
+	e.old_rise_s = 1.2;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 }
 
 static void classify__remote_frees_of_one_size__false_sharing(void **state)
@@ -87,70 +256,64 @@ static void classify__remote_frees_of_one_size__false_sharing(void **state)
 	e.remote_frees = 4410;
 	e.same_size_share = 1.0;
 	e.lifetime_p50_ns = 23000;
-	assert_int_equal(classify(&rules, "skbuff_head_cache", &f, &e, reason, sizeof(reason)),
-			 LABEL_FALSE_SHARING);
+	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_FALSE_SHARING);
 	assert_string_equal(reason, "false_sharing: skbuff_head_cache 98% of 4500 frees on another CPU than the alloc (44100/s), 100% of allocs one size, median lifetime 23.0 us");
 	/* mixed sizes: not the one-line pattern */
 	e.same_size_share = 0.5;
-	assert_int_equal(classify(&rules, "x", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 	/* a few remote frees, as when a forked child exits elsewhere */
 	e.same_size_share = 1.0;
-	e.remote_frees = 43;
-	assert_int_equal(classify(&rules, "x", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	e.remote_frees = 20;
+	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 	/* many, but of objects that lived for seconds: a teardown, not ping-pong */
 	e.remote_frees = 4410;
 	e.lifetime_p50_ns = 5000000000ull;
-	assert_int_equal(classify(&rules, "x", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 }
 
-static void classify__fast_churn_short_lives__thrash(void **state)
+static void classify__fast_churn_short_lives__normal(void **state)
 {
 	(void)state;
+	/* short-lived objects at a high rate are what a slab cache is for */
 	f.raw[FEAT_FREQ] = 250000;
 	e.lifetime_p50_ns = 2100;
-	assert_int_equal(classify(&rules, "kmalloc-64", &f, &e, reason, sizeof(reason)), LABEL_THRASH);
-	assert_string_equal(reason, "thrash: kmalloc-64 churns 250000 allocs+frees/s, median lifetime 2.1 us");
-	e.lifetime_p50_ns = 50000;
-	assert_int_equal(classify(&rules, "kmalloc-64", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_int_equal(label(DOM_SLAB, "kmalloc-64"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "normal: kmalloc-64 250000 ops/s"));
 }
 
 static void classify__several_rules_hold__refault_thrash_first(void **state)
 {
 	(void)state;
-	e.page_adds = 100;
-	e.refault_pages = 100;
-	e.refault_share = 1;
-	e.grew_windows = 50;
-	e.growth_per_s = 100;
-	e.free_ratio = 0;
-	assert_int_equal(classify(&rules, "k", &f, &e, reason, sizeof(reason)), LABEL_THRASH);
+	thrashing_file();
+	leaking_fds();
+	kgrowth = 2000;
+	assert_int_equal(label(DOM_KV, "k"), LABEL_THRASH);
+	/* a cold re-read does not hide a leak */
+	e.recent_repeat_pages = 0;
+	assert_int_equal(label(DOM_KV, "k"), LABEL_LEAK);
 	e.refault_pages = 0;
 	e.refault_share = 0;
-	assert_int_equal(classify(&rules, "k", &f, &e, reason, sizeof(reason)), LABEL_LEAK);
+	assert_int_equal(label(DOM_KV, "k"), LABEL_LEAK);
 }
 
 static void classify__anomaly_of_a_gpu_process__reason_carries_gpu_work(void **state)
 {
 	(void)state;
-	e.page_adds = 18;
-	e.refault_pages = 18;
-	e.refault_share = 1;
-	e.refault_dist_p50 = 7;
+	thrashing_file();
 	e.gpu_kernel_ns = 12500000;
 	e.gpu_kv_kernel_ns = 3000000;
 	e.gpu_copy_bytes = 2000000;
-	assert_int_equal(classify(&rules, "kv-pool-gpu", &f, &e, reason, sizeof(reason)), LABEL_THRASH);
-	assert_string_equal(reason, "thrash: kv-pool-gpu 18 of 18 inserted pages refaulted (100%), median refault distance 7 evictions; "
-			    "GPU meanwhile: 12.5 ms kernels (3.0 ms KV), 2.00 MB copied");
+	assert_int_equal(label(DOM_KV, "kv-pool-gpu"), LABEL_THRASH);
+	assert_non_null(strstr(reason, "evictions; GPU meanwhile: 12.5 ms kernels (3.0 ms KV), 2.00 MB copied"));
 	/* a normal vector says nothing of the GPU */
 	e.refault_pages = 0;
 	e.refault_share = 0;
-	assert_int_equal(classify(&rules, "kv-pool-gpu", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	assert_int_equal(label(DOM_KV, "kv-pool-gpu"), LABEL_NORMAL);
 	assert_null(strstr(reason, "GPU"));
 	/* a short buffer stays terminated */
-	e.refault_pages = 18;
-	e.refault_share = 1;
-	assert_int_equal(classify(&rules, "kv-pool-gpu", &f, &e, reason, 40), LABEL_THRASH);
+	thrashing_file();
+	assert_int_equal(classify(&rules, DOM_KV, "kv-pool-gpu", &f, &e, &kview, reason, 40),
+			 LABEL_THRASH);
 	assert_int_equal(strlen(reason), 39);
 }
 
@@ -171,7 +334,8 @@ static void rules_set__known_and_unknown_names__applied_or_rejected(void **state
 	e.free_ratio = 0;
 	e.growth_per_s = 100;
 	e.grew_windows = 24;
-	assert_int_equal(classify(&rules, "filp", &f, &e, reason, sizeof(reason)), LABEL_NORMAL);
+	kgrowth = 100;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 }
 
 static void rules_load__file_with_comments__applied_and_bad_line_named(void **state)
@@ -222,10 +386,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(classify__ordinary_churn__normal, setup),
-		cmocka_unit_test_setup(classify__refaults_dominate__thrash_with_numbers, setup),
-		cmocka_unit_test_setup(classify__sustained_growth_without_frees__leak, setup),
+		cmocka_unit_test_setup(classify__refaults_repeat_for_seconds__thrash_with_numbers, setup),
+		cmocka_unit_test_setup(classify__one_cold_pass_after_eviction__normal_cold_reread, setup),
+		cmocka_unit_test_setup(classify__pages_back_soon_for_seconds__thrash_by_distance, setup),
+		cmocka_unit_test_setup(classify__growth_without_frees_kernel_agrees__leak, setup),
+		cmocka_unit_test_setup(classify__growth_the_kernel_does_not_see__normal_unseen_frees, setup),
+		cmocka_unit_test_setup(classify__old_objects_rise_amid_churn__leak, setup),
 		cmocka_unit_test_setup(classify__remote_frees_of_one_size__false_sharing, setup),
-		cmocka_unit_test_setup(classify__fast_churn_short_lives__thrash, setup),
+		cmocka_unit_test_setup(classify__fast_churn_short_lives__normal, setup),
 		cmocka_unit_test_setup(classify__several_rules_hold__refault_thrash_first, setup),
 		cmocka_unit_test_setup(classify__anomaly_of_a_gpu_process__reason_carries_gpu_work, setup),
 		cmocka_unit_test_setup(rules_set__known_and_unknown_names__applied_or_rejected, setup),

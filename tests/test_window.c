@@ -393,9 +393,223 @@ static void wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults(void **sta
 	assert_in_range(rows.r[0].lifetime_p50_ns, 512, 1023);
 	assert_int_equal(rows.r[0].s->refaults, 1);
 	assert_int_equal(rows.r[0].s->refault_pages, 18);
+	/* back 12 evictions after its swap-out, with 8 blocks: not a repeat */
+	assert_int_equal(rows.r[0].s->repeat_pages, 0);
 	assert_int_equal(rows.r[0].s->page_adds, 18);
 	assert_int_equal(rows.r[0].s->page_dels, 18);
 	assert_in_range(rows.r[0].refault_dist_p50, 8, 15);
+	wtable_free(wt);
+}
+
+
+/* Frees that no tracepoint saw (address reuse): frees of the key, but with
+ * no lifetime and no CPU to compare. */
+static void wtable_add__unseen_frees__counted_apart_from_locality_and_lifetime(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, name_filp, &rows);
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		e = alloc_ev(T0 + 1 * MS + i, 0x1000 + i * 256, 0, 200, 0xaa);
+		wtable_add(wt, &e);
+	}
+	for (i = 0; i < 7; i++) {
+		e = free_ev(T0 + 2 * MS + i, 0x1000 + i * 256, i < 4 ? 0 : 1, 0,
+			    i < 4 ? 1000 : 900000);
+		if (i >= 4)
+			e.flags = CS_F_UNSEEN;
+		wtable_add(wt, &e);
+	}
+	wtable_close_until(wt, T0 + WIN);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->frees, 7);
+	assert_int_equal(rows.r[0].s->unseen_frees, 3);
+	assert_int_equal(rows.r[0].s->same_cpu_frees, 4);
+	assert_int_equal(rows.r[0].s->remote_frees, 0);
+	assert_int_equal(rows.r[0].live_objs, 3);
+	/* the unseen frees' lifetimes (upper bounds) stay out of the median */
+	assert_in_range(rows.r[0].lifetime_p50_ns, 512, 1023);
+	wtable_free(wt);
+}
+
+/* The last row of FILP, for runs of many windows. */
+static void keep_last(const struct wrow *r, void *ctx)
+{
+	struct wrow *last = ctx;
+
+	if (r->acc->key.id == FILP)
+		*last = *r;
+}
+
+/* rate allocs/s for secs seconds; every keep_every-th object is never
+ * freed, the others live 1 ms.  Returns the old population's rise seen. */
+static void churn(struct wtable *wt, int rate, int secs, int keep_every)
+{
+	uint64_t step = 1000000000ull / rate, ts;
+	struct cs_event e;
+	int i;
+
+	for (i = 0; i < rate * secs; i++) {
+		ts = T0 + (uint64_t)i * step;
+		e = alloc_ev(ts, 0x100000 + (uint64_t)i * 256, 0, 200, 0xaa);
+		wtable_add(wt, &e);
+		if (keep_every && i % keep_every == 0)
+			continue;
+		e = free_ev(ts + MS, 0x100000 + (uint64_t)i * 256, 0, 0, MS);
+		wtable_add(wt, &e);
+		wtable_close_until(wt, ts);
+	}
+}
+
+static void wtable_close__leak_amid_churn__old_population_rises(void **state)
+{
+	struct wrow last = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
+
+	(void)state;
+	wtable_set_age(wt, 1000 * MS, 20);
+	/* 1000 allocs/s, 1 in 20 kept (5 %), for 5 s */
+	churn(wt, 1000, 5, 20);
+	assert_int_equal(last.age_ns, 1000 * MS);
+	/* objects older than 1 s: about 4 s of 50/s */
+	assert_in_range(last.old_objs, 150, 210);
+	assert_true(last.old_rise_s >= 3.5);
+	assert_true(last.old_steps >= 12);
+	assert_in_range(last.old_rise, 150, 210);
+	assert_in_range(last.live_objs, 240, 260);
+	wtable_free(wt);
+}
+
+static void wtable_close__balanced_churn__no_old_objects(void **state)
+{
+	struct wrow last = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
+
+	(void)state;
+	wtable_set_age(wt, 1000 * MS, 20);
+	churn(wt, 1000, 5, 0);
+	assert_int_equal(last.old_objs, 0);
+	assert_int_equal(last.old_rise, 0);
+	assert_in_range(last.live_objs, 0, 2);
+	wtable_free(wt);
+}
+
+static int first_acc(struct acc *a, void *ctx)
+{
+	*(struct acc **)ctx = a;
+	return 1;
+}
+
+static void wtable_add__kv_swap_in_soon_after_swap_out__repeat(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 8, 0, 73728);
+	wtable_add(wt, &e);
+	/* back 3 evictions after its swap-out: a pool of 8 would have kept it */
+	e = kv_ev(T0 + 2, CS_KV_SWAP_IN, 5, 0, 3);
+	wtable_add(wt, &e);
+	/* back 100 evictions later: a cold return */
+	e = kv_ev(T0 + 3, CS_KV_SWAP_IN, 6, 0, 100);
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->refault_pages, 36);
+	assert_int_equal(rows.r[0].s->repeat_pages, 18);
+	wtable_free(wt);
+}
+
+static void acc_old_objs__cohorts_and_older__counted_by_cutoff(void **state)
+{
+	struct wrow last = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
+	struct acc *a = NULL;
+	struct cs_event e;
+
+	(void)state;
+	/* one object at 0 s, one at 20 s (past the 16 s of cohorts), one
+	 * freed: the first falls into "older" and still counts */
+	e = alloc_ev(T0, 0x1000, 0, 200, 0xaa);
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 1, 0x2000, 0, 200, 0xaa);
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 20000 * MS, 0x3000, 0, 200, 0xaa);
+	wtable_add(wt, &e);
+	e = free_ev(T0 + 20001 * MS, 0x2000, 0, 0, 20001 * MS - 1);
+	wtable_add(wt, &e);
+	wtable_foreach(wt, first_acc, &a);
+	assert_non_null(a);
+	assert_int_equal(a->live_objs, 2);
+	assert_int_equal(acc_old_objs(a, T0 + 19000 * MS), 1);
+	assert_int_equal(acc_old_objs(a, T0 + 21000 * MS), 2);
+	wtable_free(wt);
+}
+
+static struct cs_event page_ev(uint64_t ts, uint32_t refault, uint32_t repeat)
+{
+	struct cs_event e = { 0 };
+
+	e.ts_ns = ts;
+	e.type = CS_EV_PAGE_ADD;
+	e.tgid = 7;
+	e.page.dev = (254u << 20) | 1;
+	e.page.ino = 12;
+	e.order = 4;	/* 16 pages */
+	e.flags = refault ? CS_F_REFAULT : 0;
+	e.page.refault_pages = refault;
+	e.page.repeat_pages = repeat;
+	return e;
+}
+
+static void keep_last_page(const struct wrow *r, void *ctx)
+{
+	struct wrow *last = ctx;
+
+	if (r->acc->key.domain == DOM_PAGE)
+		*last = *r;
+}
+
+static void wtable_close__refaults_over_seconds__persistence_evidence(void **state)
+{
+	struct wrow last = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_last_page, NULL, &last);
+	struct cs_event e;
+	int w;
+
+	(void)state;
+	/* a cyclic reader: 16 pages refault in every window for 2 s, 12 of
+	 * them for the second time or more; each pass is a new process (a
+	 * shell loop of cat), and in window 5 two of them read at once */
+	for (w = 0; w < 20; w++) {
+		e = page_ev(T0 + w * WIN + 1, w == 5 ? 8 : 16, w == 5 ? 6 : 12);
+		e.tgid = 100 + w / 2;
+		wtable_add(wt, &e);
+		if (w == 5) {
+			e.tgid = 200;
+			wtable_add(wt, &e);
+		}
+	}
+	wtable_close_all(wt);
+	assert_int_equal(last.s->repeat_pages, 12);
+	/* the last 32 windows: all 20 */
+	assert_int_equal(last.refault_windows, 20);
+	assert_int_equal(last.recent_refault_pages, 320);
+	assert_int_equal(last.recent_repeat_pages, 240);
+	assert_true(fabs(last.refault_span_s - 2.0) < 1e-9);
+	/* later, one more window of refaults: the old ones have aged out */
+	e = page_ev(T0 + 100 * WIN + 1, 16, 0);
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(last.refault_windows, 1);
+	assert_int_equal(last.recent_refault_pages, 16);
+	assert_int_equal(last.recent_repeat_pages, 0);
+	assert_true(fabs(last.refault_span_s - 0.1) < 1e-9);
 	wtable_free(wt);
 }
 
@@ -480,6 +694,12 @@ int main(void)
 		cmocka_unit_test(wtable_add__many_keys__table_grows_and_finds_all),
 		cmocka_unit_test(wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults),
 		cmocka_unit_test(wtable_add__kv_pool_in_gpu_memory__named_kv_pool_gpu),
+		cmocka_unit_test(wtable_add__unseen_frees__counted_apart_from_locality_and_lifetime),
+		cmocka_unit_test(wtable_close__leak_amid_churn__old_population_rises),
+		cmocka_unit_test(wtable_close__balanced_churn__no_old_objects),
+		cmocka_unit_test(acc_old_objs__cohorts_and_older__counted_by_cutoff),
+		cmocka_unit_test(wtable_add__kv_swap_in_soon_after_swap_out__repeat),
+		cmocka_unit_test(wtable_close__refaults_over_seconds__persistence_evidence),
 		cmocka_unit_test(wtable_close__gpu_records__gpu_keys_and_joined_host_row),
 	};
 

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The kernel's own numbers.  Every sample reads /proc/slabinfo whole (about
+ * a millisecond for 250 caches) into one global ring of sample times, with
+ * one ring of counts per cache indexed the same way, so counts of several
+ * caches (the kmalloc variants of one size) add up sample by sample.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kstate.h"
+#include "window.h"
+
+#define KCACHE_NAME 40
+
+struct kcache {
+	char name[KCACHE_NAME];
+	uint32_t kmalloc_size;	/* objects of N bytes in a kmalloc cache, else 0 */
+	int64_t val[KSTATE_SAMPLES];
+};
+
+struct kstate {
+	char *slabinfo, *dentry_state, *meminfo;
+	uint64_t file_lru_pages;	/* 0: unknown */
+	struct kcache *c;
+	size_t n, cap;
+	uint64_t ts[KSTATE_SAMPLES];
+	uint64_t samples;	/* taken so far; the newest is (samples - 1) % N */
+};
+
+struct kstate *kstate_new(const char *slabinfo, const char *dentry_state,
+			  const char *meminfo)
+{
+	struct kstate *ks = calloc(1, sizeof(*ks));
+
+	if (!ks)
+		return NULL;
+	ks->slabinfo = strdup(slabinfo ? slabinfo : "/proc/slabinfo");
+	ks->dentry_state = strdup(dentry_state ? dentry_state : "/proc/sys/fs/dentry-state");
+	ks->meminfo = strdup(meminfo ? meminfo : "/proc/meminfo");
+	if (!ks->slabinfo || !ks->dentry_state || !ks->meminfo) {
+		kstate_free(ks);
+		return NULL;
+	}
+	return ks;
+}
+
+void kstate_free(struct kstate *ks)
+{
+	if (!ks)
+		return;
+	free(ks->slabinfo);
+	free(ks->dentry_state);
+	free(ks->meminfo);
+	free(ks->c);
+	free(ks);
+}
+
+/* "kmalloc-96", "kmalloc-cg-1k", "dma-kmalloc-rcl-2k", "kmalloc-rnd-03-64":
+ * the size of its objects, or 0 for any other cache. */
+static uint32_t kmalloc_size_of(const char *name)
+{
+	const char *p = strstr(name, "kmalloc-"), *last;
+	char *end;
+	unsigned long v;
+
+	if (!p || (p != name && strncmp(name, "dma-", 4)))
+		return 0;
+	last = strrchr(name, '-') + 1;
+	if (!isdigit((unsigned char)*last))
+		return 0;
+	v = strtoul(last, &end, 10);
+	if (*end == 'k' && !end[1])
+		v <<= 10;
+	else if (*end)
+		return 0;
+	return v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static struct kcache *kcache_get(struct kstate *ks, const char *name)
+{
+	struct kcache *c;
+	size_t i;
+
+	for (i = 0; i < ks->n; i++)
+		if (!strcmp(ks->c[i].name, name))
+			return &ks->c[i];
+	if (ks->n == ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 256;
+
+		c = realloc(ks->c, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		ks->c = c;
+		ks->cap = cap;
+	}
+	c = &ks->c[ks->n++];
+	memset(c, 0, sizeof(*c));	/* no count before it appeared: 0 */
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->kmalloc_size = kmalloc_size_of(name);
+	return c;
+}
+
+int kstate_sample(struct kstate *ks, uint64_t now_ns)
+{
+	unsigned long long dentries, unused;
+	uint32_t k = ks->samples % KSTATE_SAMPLES;
+	char line[512], name[128];
+	long long active;
+	size_t i;
+	FILE *f;
+
+	f = fopen(ks->slabinfo, "re");
+	if (!f)
+		return -errno;
+	/* a cache missing from this sample has no objects now */
+	for (i = 0; i < ks->n; i++)
+		ks->c[i].val[k] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct kcache *c;
+
+		if (line[0] == '#' || !strncmp(line, "slabinfo", 8))
+			continue;
+		if (sscanf(line, "%127s %lld", name, &active) != 2 || active < 0)
+			continue;
+		if (!strcmp(name, "dentry"))	/* counted in use, below */
+			continue;
+		c = kcache_get(ks, name);
+		if (c)
+			c->val[k] = active;
+	}
+	fclose(f);
+	/* dentries in use: the dcache keeps unused and negative ones as a
+	 * cache, which grows by design and is not a leak */
+	f = fopen(ks->dentry_state, "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &dentries, &unused) == 2 && dentries >= unused) {
+			struct kcache *c = kcache_get(ks, "dentry");
+
+			if (c)
+				c->val[k] = (int64_t)(dentries - unused);
+		}
+		fclose(f);
+	}
+	f = fopen(ks->meminfo, "re");
+	if (f) {
+		unsigned long long kb, lru = 0;
+		int seen = 0;
+
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "Active(file): %llu", &kb) == 1 ||
+			    sscanf(line, "Inactive(file): %llu", &kb) == 1) {
+				lru += kb;
+				seen++;
+			}
+		}
+		fclose(f);
+		ks->file_lru_pages = seen == 2 ? lru * 1024 / (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+	}
+	ks->ts[k] = now_ns;
+	ks->samples++;
+	return 0;
+}
+
+int kstate_file_lru(const struct kstate *ks, uint64_t *pages)
+{
+	if (!ks || !ks->file_lru_pages)
+		return -ENODATA;
+	*pages = ks->file_lru_pages;
+	return 0;
+}
+
+int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
+		  double *per_s, double *got_s)
+{
+	double x[KSTATE_SAMPLES], y[KSTATE_SAMPLES];
+	uint32_t want = kmalloc_size_of(cache), n = 0, j;
+	uint64_t newest, s, avail;
+	bool found = false;
+	size_t i;
+
+	if (!ks->samples)
+		return -ENODATA;
+	avail = ks->samples < KSTATE_SAMPLES ? ks->samples : KSTATE_SAMPLES;
+	newest = ks->ts[(ks->samples - 1) % KSTATE_SAMPLES];
+	for (s = 0; s < avail; s++) {
+		uint32_t k = (ks->samples - 1 - s) % KSTATE_SAMPLES;
+		double sum = 0;
+
+		if (newest - ks->ts[k] > span_ns)
+			break;
+		for (i = 0; i < ks->n; i++) {
+			const struct kcache *c = &ks->c[i];
+
+			if (want ? c->kmalloc_size == want : !strcmp(c->name, cache)) {
+				sum += (double)c->val[k];
+				found = true;
+			}
+		}
+		x[n] = -(double)(newest - ks->ts[k]) / 1e9;
+		y[n++] = sum;
+	}
+	if (!found || n < 2)
+		return -ENOENT;
+	/* x counts back from the newest sample: reverse so it runs forward */
+	for (j = 0; j < n / 2; j++) {
+		double t;
+
+		t = x[j], x[j] = x[n - 1 - j], x[n - 1 - j] = t;
+		t = y[j], y[j] = y[n - 1 - j], y[n - 1 - j] = t;
+	}
+	*per_s = slope(x, y, n);
+	*got_s = x[n - 1] - x[0];
+	return 0;
+}
+
+/* ---- kernel symbols ---- */
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name;		/* offset into names */
+};
+
+struct ksyms {
+	struct ksym *s;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+void ksyms_free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->s);
+	free(k->names);
+	free(k);
+}
+
+static int ksyms_push(struct ksyms *k, uint64_t addr, const char *name)
+{
+	size_t len = strlen(name) + 1;
+
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 65536;
+		struct ksym *s = realloc(k->s, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		k->s = s;
+		k->cap = cap;
+	}
+	if (k->names_len + len > k->names_cap) {
+		size_t cap = k->names_cap ? k->names_cap * 2 : 1 << 20;
+		char *p = realloc(k->names, cap);
+
+		if (!p)
+			return -ENOMEM;
+		k->names = p;
+		k->names_cap = cap;
+	}
+	memcpy(k->names + k->names_len, name, len);
+	k->s[k->n].addr = addr;
+	k->s[k->n++].name = (uint32_t)k->names_len;
+	k->names_len += len;
+	return 0;
+}
+
+/* Text symbols only: call sites are code addresses.  Returns NULL when the
+ * file cannot be read, holds no addresses (kptr_restrict) or memory ran out. */
+struct ksyms *ksyms_load(const char *path)
+{
+	char line[512], name[256], type;
+	unsigned long long addr;
+	struct ksyms *k;
+	FILE *f;
+
+	f = fopen(path ? path : "/proc/kallsyms", "re");
+	if (!f)
+		return NULL;
+	k = calloc(1, sizeof(*k));
+	while (k && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
+			continue;
+		if (type != 't' && type != 'T')
+			continue;
+		if (ksyms_push(k, addr, name)) {
+			ksyms_free(k);
+			k = NULL;
+		}
+	}
+	fclose(f);
+	if (k && !k->n) {
+		ksyms_free(k);
+		return NULL;
+	}
+	if (k)
+		qsort(k->s, k->n, sizeof(*k->s), ksym_cmp);
+	return k;
+}
+
+int ksyms_name(const struct ksyms *k, uint64_t addr, char *buf, size_t n)
+{
+	size_t lo = 0, hi = k ? k->n : 0;
+
+	while (lo < hi) {	/* the last symbol at or below addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->s[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo) {
+		snprintf(buf, n, "0x%llx", (unsigned long long)addr);
+		return -ENOENT;
+	}
+	snprintf(buf, n, "%s+0x%llx", k->names + k->s[lo - 1].name,
+		 (unsigned long long)(addr - k->s[lo - 1].addr));
+	return 0;
+}
