@@ -37,17 +37,18 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLIN
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
-UNIT_TESTS := args csv event window dbscan features classify analysis kvref
+UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
-INTEG_BINS := $(OUTPUT)/tests/test_integration
+INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
+	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
 
@@ -140,7 +141,10 @@ $(OUTPUT)/tests/test_analysis: $(OUTPUT)/tests/test_analysis.o $(OUTPUT)/daemon/
 	$(OUTPUT)/daemon/features.o $(OUTPUT)/daemon/classify.o $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/tests/test_kvref: $(OUTPUT)/tests/test_kvref.o $(OUTPUT)/tools/kvref/model.o \
 	$(OUTPUT)/tools/kvref/kvcache.o
-$(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o
+$(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
+	$(OUTPUT)/daemon/window.o
 
 # the CUDA backend's kernels, run on the host by tests/helpers/cuda_emu.h:
 # no CUDA needed

@@ -35,17 +35,21 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_FS_MIN_REMOTE_FREES] = { "false_sharing_min_remote_frees", 32,
 		"... at least this many remote frees in the window ..." },
 	[R_FS_MAX_LIFETIME_NS] = { "false_sharing_max_lifetime_ns", 100000,
-		"... of objects whose median lifetime is at most this (ns) is false sharing" },
-	[R_LEAK_MIN_WINDOWS] = { "leak_min_windows", 20,
-		"live objects grew for at least this many consecutive active windows ..." },
+		"... of objects whose median lifetime is at most this (ns) ..." },
+	[R_FS_MIN_WINDOWS] = { "false_sharing_min_windows", 3,
+		"... for at least this many consecutive windows is false sharing" },
 	[R_LEAK_MIN_GROWTH_S] = { "leak_min_growth_s", 2,
-		"... (or old objects, below) by at least this many objects per second ..." },
-	[R_LEAK_MAX_FREE_RATIO] = { "leak_max_free_ratio", 0.5,
-		"... with frees / allocs at or below this; or ..." },
+		"old objects (see leak_min_age_s) rose by at least this many per second ..." },
 	[R_LEAK_MIN_RISE_S] = { "leak_min_rise_s", 2.0,
-		"... old objects rose for at least this many seconds without falling (a leak amid churn) ..." },
+		"... over at least this many seconds without falling, when the key's frees are seen (a leak amid churn) ..." },
+	[R_LEAK_SEEN_FREE_SHARE] = { "leak_seen_free_share", 0.25,
+		"... (frees seen / allocs of the rise above this: the key's frees are visible) ..." },
 	[R_LEAK_MIN_STEPS] = { "leak_min_steps", 4,
 		"... in at least this many windows (steadily, not one jump) ..." },
+	[R_LEAK_MAX_QUIET_S] = { "leak_max_quiet_s", 1.0,
+		"... the last of them at most this many seconds ago (still rising, not a warm-up that ended) ..." },
+	[R_LEAK_BLIND_RISE_S] = { "leak_blind_rise_s", 8.0,
+		"... or, when frees seen / allocs of the rise is at or below leak_seen_free_share (frees unseen or absent), over at least this many seconds ..." },
 	[R_LEAK_MIN_AGE_S] = { "leak_min_age_s", 1.0,
 		"... objects older than this (s) ..." },
 	[R_LEAK_AGE_LIFETIMES] = { "leak_age_lifetimes", 10,
@@ -152,6 +156,35 @@ static void fmt_ns(char *buf, size_t n, uint64_t ns)
 		snprintf(buf, n, "%llu ns", (unsigned long long)ns);
 }
 
+/* Objects the kernel keeps for a set time by design and frees from a timer:
+ * they are not old, let alone leaked, before it runs out.  TIME_WAIT
+ * sockets live TCP_TIMEWAIT_LEN (60 s); a SYN_RECV request socket up to
+ * about 63 s with the default SYN-ACK retries. */
+static const struct {
+	const char *prefix;
+	uint64_t ns;
+} expiry[] = {
+	{ "tw_sock_", 65000000000ull },
+	{ "request_sock_", 65000000000ull },
+};
+
+uint64_t rules_expiry_ns(const char *cache)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(expiry) / sizeof(expiry[0]); i++)
+		if (!strncmp(cache, expiry[i].prefix, strlen(expiry[i].prefix)))
+			return expiry[i].ns;
+	return 0;
+}
+
+/* Call sites where the slab allocator allocates for itself: per-slab
+ * vectors (memcg charges, allocation tags) that live as long as the slab
+ * page they describe. */
+static const char *const slab_internal[] = {
+	"alloc_slab_obj_exts",
+};
+
 /* Append printf text to reason. */
 static void add(char *reason, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void add(char *reason, size_t n, const char *fmt, ...)
@@ -223,48 +256,72 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	return LABEL_NORMAL;
 }
 
-/* Leak: live objects that grow and are not freed.  Two tests: every live
- * object (frees lag allocs), or only the old ones (a leak amid churn: the
- * old population rises while the young churn balances).  For slab keys the
- * kernel's own count of the cache must grow too: events do not see every
- * free, and a live count that rests on them can drift. */
+/* Leak: live objects that grow and are not freed.  The test is on the old
+ * objects (older than a second and ten median lifetimes): their population
+ * rises steadily, in many steps, and still rises now.  Where the key's
+ * frees are seen (a leak amid churn), two seconds of that rise are enough.
+ * Where they are not (a pure leak, or frees no tracepoint reports: kfree_rcu
+ * batches drain every 5 s), only a rise longer than that drain is a leak.
+ * For slab keys the kernel's own count of the cache must grow too. */
 static enum cs_label classify_leak(const struct rules *r, int dom, const char *key,
 				   const struct evidence *e, const struct kview *kv,
 				   char *reason, size_t n)
 {
 	const double *t = r->v;
-	double rise_s = e->old_rise_s, growth, span, kgrowth, got;
-	bool all = e->grew_windows >= t[R_LEAK_MIN_WINDOWS] &&
-		   e->growth_per_s >= t[R_LEAK_MIN_GROWTH_S] &&
-		   e->free_ratio <= t[R_LEAK_MAX_FREE_RATIO];
-	bool old = rise_s >= t[R_LEAK_MIN_RISE_S] && e->old_objs > 0 &&
-		   e->old_steps >= t[R_LEAK_MIN_STEPS] &&
-		   e->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
-	char what[160];
+	double rise_s = e->old_rise_s, growth, span, kgrowth, got, fr;
+	bool seen, old, coarse;
+	long res;
+	char what[200];
 	int err;
 
-	if (!all && !old)
+	fr = e->old_rise_allocs ? (double)e->old_rise_frees / e->old_rise_allocs : 0;
+	seen = fr > t[R_LEAK_SEEN_FREE_SHARE];
+	old = e->old_objs > 0 && e->old_steps >= t[R_LEAK_MIN_STEPS] &&
+	      e->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
+	      rise_s >= (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
+	      e->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
+	if (!old)
 		return LABEL_COUNT;
-	if (all) {
-		growth = e->growth_per_s;
-		span = e->grew_windows * e->window_s;
-		snprintf(what, sizeof(what), "live %+.0f/s for %.1f s, %lld live, frees/allocs %.2f",
-			 growth, span, (long long)e->live_objs, e->free_ratio);
-	} else {
-		growth = e->old_rise / rise_s;
-		span = rise_s;
-		snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s amid churn (frees/allocs %.2f)",
-			 (long long)e->old_objs, e->age_ns / 1e9, growth, span, e->free_ratio);
-	}
+	growth = e->old_rise / rise_s;
+	span = rise_s;
+	snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s%s (frees/allocs %.2f)",
+		 (long long)e->old_objs, e->age_ns / 1e9, growth, span,
+		 seen ? " amid churn" : "", fr);
 	if (dom != DOM_SLAB) {
 		snprintf(reason, n, "leak: %s %s", key, what);
 		return LABEL_LEAK;
 	}
-	if (span < 2)
-		span = 2;
+	/* the slab allocator's own bookkeeping, made on behalf of another
+	 * cache's new slabs and freed with them: it follows that cache */
+	if (e->top_site && kv && kv->site_name) {
+		char sym[128];
+		size_t i;
+
+		kv->site_name(kv->ctx, e->top_site, sym, sizeof(sym));
+		for (i = 0; i < sizeof(slab_internal) / sizeof(slab_internal[0]); i++) {
+			if (!strncmp(sym, slab_internal[i], strlen(slab_internal[i])) &&
+			    sym[strlen(slab_internal[i])] == '+') {
+				snprintf(reason, n, "normal: %s %s, allocated by %s for other caches' slabs: freed with them",
+					 key, what, sym);
+				return LABEL_NORMAL;
+			}
+		}
+	}
+	/* page-cache helpers (buffer_head, radix_tree_node), inodes: freed
+	 * when memory is short; only dentries have a count of those in use */
+	if (strcmp(key, "dentry") && kv && kv->cache_reclaimable &&
+	    kv->cache_reclaimable(kv->ctx, key) == 1) {
+		snprintf(reason, n, "normal: %s %s, in a cache the kernel reclaims under memory pressure: cached, not leaked",
+			 key, what);
+		return LABEL_NORMAL;
+	}
 	err = kv && kv->cache_growth ?
 	      kv->cache_growth(kv->ctx, key, span, &kgrowth, &got) : -ENOSYS;
-	if (!err && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
+	res = !err && kv->cache_resolution ? kv->cache_resolution(kv->ctx, key) : 0;
+	/* the kernel's count moves in steps of whole slabs: it can only
+	 * contradict a rise larger than the objects it cannot see */
+	coarse = !err && res > 0 && (double)e->old_rise <= (double)res;
+	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
 		if (e->unseen_frees)
@@ -273,7 +330,10 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 		return LABEL_NORMAL;
 	}
 	snprintf(reason, n, "leak: %s %s", key, what);
-	if (!err)
+	if (coarse)
+		add(reason, n, "; cache %s %+.0f/s over %.1f s, too coarse to see %lld objects (slabs hide %ld)",
+		    key, kgrowth, got, (long long)e->old_rise, res);
+	else if (!err)
 		add(reason, n, "; cache %s %+.0f/s over %.1f s", key, kgrowth, got);
 	else
 		add(reason, n, "; no kernel count of this cache to check");
@@ -308,11 +368,12 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	if (e->remote_frees && locality < t[R_FS_MAX_LOCALITY] &&
 	    e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
 	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] &&
-	    e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS]) {
+	    e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
+	    e->remote_windows >= t[R_FS_MIN_WINDOWS]) {
 		fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
-		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s), %.0f%% of allocs one size, median lifetime %s",
+		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s), %u windows running, %.0f%% of allocs one size, median lifetime %s",
 			 key, 100 * (1 - locality), (unsigned long long)(e->frees - e->unseen_frees),
-			 e->remote_frees / e->window_s, 100 * e->same_size_share, life);
+			 e->remote_frees / e->window_s, e->remote_windows, 100 * e->same_size_share, life);
 		if (e->unseen_frees)
 			add(reason, n, "; %llu frees unseen (CPU unknown)",
 			    (unsigned long long)e->unseen_frees);

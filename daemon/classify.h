@@ -28,11 +28,13 @@ enum rule_id {
 	R_FS_MIN_SAME_SIZE,
 	R_FS_MIN_REMOTE_FREES,
 	R_FS_MAX_LIFETIME_NS,
-	R_LEAK_MIN_WINDOWS,
+	R_FS_MIN_WINDOWS,
 	R_LEAK_MIN_GROWTH_S,
-	R_LEAK_MAX_FREE_RATIO,
+	R_LEAK_SEEN_FREE_SHARE,
 	R_LEAK_MIN_RISE_S,
 	R_LEAK_MIN_STEPS,
+	R_LEAK_MAX_QUIET_S,
+	R_LEAK_BLIND_RISE_S,
 	R_LEAK_MIN_AGE_S,
 	R_LEAK_AGE_LIFETIMES,
 	R_LEAK_MIN_CACHE_SHARE,
@@ -53,6 +55,9 @@ struct rules {
 };
 
 const char *label_name(enum cs_label l);
+/* How long the kernel keeps objects of a slab cache by design before a
+ * timer frees them (TIME_WAIT sockets...), 0 for none. */
+uint64_t rules_expiry_ns(const char *cache);
 void rules_defaults(struct rules *r);
 /* Apply "NAME=VALUE".  Returns 0, -ENOENT (no such rule) or -EINVAL. */
 int rules_set(struct rules *r, const char *assignment);
@@ -67,6 +72,10 @@ struct kview {
 	 * over the last span_s seconds; *got_s: the span its samples cover */
 	int (*cache_growth)(void *ctx, const char *cache, double span_s,
 			    double *per_s, double *got_s);
+	/* objects that count can gain without showing them (its granularity) */
+	long (*cache_resolution)(void *ctx, const char *cache);
+	/* 1 when the kernel reclaims the cache under memory pressure */
+	int (*cache_reclaimable)(void *ctx, const char *cache);
 	/* "symbol+0xoff" of a kernel address */
 	int (*site_name)(void *ctx, uint64_t addr, char *buf, size_t n);
 	/* pages on the kernel's file LRU lists now: the memory the page

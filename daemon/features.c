@@ -50,6 +50,10 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.old_rise = r->old_rise;
 	e.old_rise_s = r->old_rise_s;
 	e.old_steps = r->old_steps;
+	e.old_quiet_s = r->old_quiet_s;
+	e.remote_windows = r->remote_windows;
+	e.old_rise_allocs = r->old_rise_allocs;
+	e.old_rise_frees = r->old_rise_frees;
 	e.repeat_pages = s->repeat_pages;
 	e.recent_refault_pages = r->recent_refault_pages;
 	e.recent_repeat_pages = r->recent_repeat_pages;

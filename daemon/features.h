@@ -49,8 +49,10 @@ struct evidence {
 	 * population rose over old_rise_s seconds without falling */
 	uint64_t age_ns;
 	int64_t old_objs, old_rise;
-	double old_rise_s;
+	double old_rise_s, old_quiet_s;
 	uint32_t old_steps;
+	uint32_t remote_windows;	/* consecutive windows mostly freed remotely */
+	uint64_t old_rise_allocs, old_rise_frees;
 	uint64_t page_adds, page_dels;
 	uint64_t refaults, refault_pages, repeat_pages;
 	double refault_share;		/* refault pages / page adds */

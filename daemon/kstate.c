@@ -19,11 +19,13 @@
 struct kcache {
 	char name[KCACHE_NAME];
 	uint32_t kmalloc_size;	/* objects of N bytes in a kmalloc cache, else 0 */
+	uint32_t per_slab;	/* objects per slab; 0: an exact count */
+	int8_t reclaimable;	/* 1, 0, or -1: not read yet */
 	int64_t val[KSTATE_SAMPLES];
 };
 
 struct kstate {
-	char *slabinfo, *dentry_state, *meminfo;
+	char *slabinfo, *dentry_state, *meminfo, *slab_dir;
 	uint64_t file_lru_pages;	/* 0: unknown */
 	struct kcache *c;
 	size_t n, cap;
@@ -55,6 +57,7 @@ void kstate_free(struct kstate *ks)
 	free(ks->slabinfo);
 	free(ks->dentry_state);
 	free(ks->meminfo);
+	free(ks->slab_dir);
 	free(ks->c);
 	free(ks);
 }
@@ -101,6 +104,7 @@ static struct kcache *kcache_get(struct kstate *ks, const char *name)
 	memset(c, 0, sizeof(*c));	/* no count before it appeared: 0 */
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->kmalloc_size = kmalloc_size_of(name);
+	c->reclaimable = -1;
 	return c;
 }
 
@@ -109,7 +113,7 @@ int kstate_sample(struct kstate *ks, uint64_t now_ns)
 	unsigned long long dentries, unused;
 	uint32_t k = ks->samples % KSTATE_SAMPLES;
 	char line[512], name[128];
-	long long active;
+	long long active, num, objsize, per_slab;
 	size_t i;
 	FILE *f;
 
@@ -124,13 +128,16 @@ int kstate_sample(struct kstate *ks, uint64_t now_ns)
 
 		if (line[0] == '#' || !strncmp(line, "slabinfo", 8))
 			continue;
-		if (sscanf(line, "%127s %lld", name, &active) != 2 || active < 0)
+		if (sscanf(line, "%127s %lld %lld %lld %lld", name, &active, &num, &objsize,
+			   &per_slab) != 5 || active < 0)
 			continue;
 		if (!strcmp(name, "dentry"))	/* counted in use, below */
 			continue;
 		c = kcache_get(ks, name);
-		if (c)
+		if (c) {
 			c->val[k] = active;
+			c->per_slab = per_slab > 0 && per_slab < 1 << 20 ? (uint32_t)per_slab : 1;
+		}
 	}
 	fclose(f);
 	/* dentries in use: the dcache keeps unused and negative ones as a
@@ -163,6 +170,67 @@ int kstate_sample(struct kstate *ks, uint64_t now_ns)
 	ks->ts[k] = now_ns;
 	ks->samples++;
 	return 0;
+}
+
+int kstate_set_slab_dir(struct kstate *ks, const char *dir)
+{
+	char *d = strdup(dir);
+
+	if (!d)
+		return -ENOMEM;
+	free(ks->slab_dir);
+	ks->slab_dir = d;
+	return 0;
+}
+
+int kstate_reclaimable(struct kstate *ks, const char *cache)
+{
+	char path[300];
+	struct kcache *c;
+	int v = -1;
+	FILE *f;
+	size_t i;
+
+	if (!ks || kmalloc_size_of(cache))	/* kmalloc-N: a mix; the -rcl ones are few */
+		return 0;
+	for (i = 0, c = NULL; i < ks->n; i++)
+		if (!strcmp(ks->c[i].name, cache))
+			c = &ks->c[i];
+	if (c && c->reclaimable >= 0)
+		return c->reclaimable;
+	if (strchr(cache, '/') || !strcmp(cache, "..") || !strcmp(cache, "."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%s/reclaim_account",
+		 ks->slab_dir ? ks->slab_dir : "/sys/kernel/slab", cache);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", &v) != 1 || (v != 0 && v != 1))
+		v = -1;
+	fclose(f);
+	if (v < 0)
+		return -EINVAL;
+	if (c)
+		c->reclaimable = (int8_t)v;
+	return v;
+}
+
+long kstate_resolution(const struct kstate *ks, const char *cache)
+{
+	uint32_t want = kmalloc_size_of(cache);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), res = -1;
+	size_t i;
+
+	if (cpus < 1)
+		cpus = 1;
+	for (i = 0; ks && i < ks->n; i++) {
+		const struct kcache *c = &ks->c[i];
+
+		if (want ? c->kmalloc_size != want : strcmp(c->name, cache))
+			continue;
+		res = (res < 0 ? 0 : res) + 2L * cpus * c->per_slab;
+	}
+	return res;
 }
 
 int kstate_file_lru(const struct kstate *ks, uint64_t *pages)

@@ -24,11 +24,19 @@ struct kstate;
  * their own.  Returns NULL when out of memory. */
 struct kstate *kstate_new(const char *slabinfo, const char *dentry_state,
 			  const char *meminfo);
+/* Where kstate_reclaimable looks (default /sys/kernel/slab); for tests. */
+int kstate_set_slab_dir(struct kstate *ks, const char *dir);
 void kstate_free(struct kstate *ks);
 
 /* Read the counts now.  Returns 0 or -errno (the file cannot be read; the
  * checks then say the count is unknown). */
 int kstate_sample(struct kstate *ks, uint64_t now_ns);
+
+/* Whether the kernel reclaims the cache's objects under memory pressure
+ * (SLAB_RECLAIM_ACCOUNT, /sys/kernel/slab/<cache>/reclaim_account): its
+ * growth is cache, not leak, unless the objects are pinned.  Returns 1, 0,
+ * or -errno when it cannot tell. */
+int kstate_reclaimable(struct kstate *ks, const char *cache);
 
 /* Pages on the file LRU lists (Active(file) + Inactive(file)) at the last
  * sample.  Returns 0 or -ENODATA. */
@@ -42,6 +50,13 @@ int kstate_file_lru(const struct kstate *ks, uint64_t *pages);
  * -ENODATA (never sampled).  *got_s: the span the samples cover. */
 int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
 		  double *per_s, double *got_s);
+
+/* How many objects the kernel's count of cache can gain without showing
+ * it: /proc/slabinfo counts every object of a CPU's active and partial
+ * slabs as in use, so objects filling their free slots change nothing
+ * (two slabs' worth per CPU, of every cache summed); 0 for the exact
+ * dentry count, -1 when the cache is unknown. */
+long kstate_resolution(const struct kstate *ks, const char *cache);
 
 /* Kernel symbols, loaded once: "name+0xoff" of addr into buf.  Returns 0,
  * or -ENOENT (no symbol; buf gets the hex address). */

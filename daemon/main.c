@@ -125,6 +125,20 @@ static int kv_cache_growth(void *ctx, const char *cache, double span_s,
 	return kstate_growth(d->ks, cache, (uint64_t)(span_s * NSEC), per_s, got_s);
 }
 
+static int kv_cache_reclaimable(void *ctx, const char *cache)
+{
+	struct daemon *d = ctx;
+
+	return kstate_reclaimable(d->ks, cache);
+}
+
+static long kv_cache_resolution(void *ctx, const char *cache)
+{
+	struct daemon *d = ctx;
+
+	return kstate_resolution(d->ks, cache);
+}
+
 static int kv_file_lru(void *ctx, uint64_t *pages)
 {
 	struct daemon *d = ctx;
@@ -649,6 +663,8 @@ static int setup_rules(struct daemon *d)
 	analysis_init(&d->an, &rules, &p);
 	d->an.kv.cache_growth = kv_cache_growth;
 	d->an.kv.site_name = kv_site_name;
+	d->an.kv.cache_resolution = kv_cache_resolution;
+	d->an.kv.cache_reclaimable = kv_cache_reclaimable;
 	d->an.kv.file_lru_pages = kv_file_lru;
 	d->an.kv.ctx = d;
 	return 0;
@@ -832,8 +848,12 @@ int main(int argc, char **argv)
 		log_err("cannot allocate window table: out of memory");
 		goto cleanup;
 	}
-	wtable_set_age(d.wt, (uint64_t)(d.an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
-		       d.an.rules.v[R_LEAK_AGE_LIFETIMES]);
+	wtable_set_rules(d.wt, &(struct wtable_rules){
+		.age_min_ns = (uint64_t)(d.an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
+		.age_lifetimes = d.an.rules.v[R_LEAK_AGE_LIFETIMES],
+		.expiry_ns = rules_expiry_ns,
+		.fs_max_locality = d.an.rules.v[R_FS_MAX_LOCALITY],
+	});
 	setup_kstate(&d);
 	if (d.env.socket_path) {
 		d.lfd = control_listen(d.env.socket_path);

@@ -27,10 +27,9 @@ struct wtable {
 	wtable_resolve_fn resolve;
 	void *ctx;
 	struct wtable_stats st;
-	uint64_t age_min_ns;	/* the age test (wtable_set_age) */
+	struct wtable_rules rules;
 	struct fhist **files;	/* refault history per file */
 	size_t fcap, nfiles;
-	double age_lifetimes;
 };
 
 const char *domain_name(int domain)
@@ -221,15 +220,15 @@ int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns)
 	return n > 0 ? n : 0;
 }
 
-void wtable_set_age(struct wtable *wt, uint64_t min_age_ns, double lifetimes)
+void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r)
 {
-	wt->age_min_ns = min_age_ns;
-	wt->age_lifetimes = lifetimes;
+	wt->rules = *r;
 }
 
 /* The age test's evidence at the end of the row's window. */
 static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 {
+	const struct wtable_rules *ru = &wt->rules;
 	uint64_t end = r->start_ns + wt->window_ns, p50, age;
 	uint32_t b;
 
@@ -238,10 +237,15 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	if (++a->life_windows % 100 == 0)
 		for (b = 0; b < HIST_BUCKETS; b++)
 			a->life_hist[b] /= 2;
+	if (!a->expiry_known) {
+		a->expiry_ns = a->key.domain == DOM_SLAB && ru->expiry_ns ?
+			       ru->expiry_ns(a->name) : 0;
+		a->expiry_known = true;
+	}
 	p50 = hist_percentile(a->life_hist, 0.5);
-	age = wt->age_min_ns;
-	if (wt->age_lifetimes * (double)p50 > (double)age)
-		age = (uint64_t)(wt->age_lifetimes * (double)p50);
+	age = ru->age_min_ns > a->expiry_ns ? ru->age_min_ns : a->expiry_ns;
+	if (ru->age_lifetimes * (double)p50 > (double)age)
+		age = (uint64_t)(ru->age_lifetimes * (double)p50);
 	r->age_ns = age;
 	r->old_objs = end > age ? acc_old_objs(a, end - age) : 0;
 	/* a rise starts where the old population last fell or was empty */
@@ -249,13 +253,37 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 		a->old_start = r->old_objs;
 		a->old_start_ns = end;
 		a->old_steps = 0;
+		a->old_start_allocs = a->total_allocs;
+		a->old_start_frees = a->total_frees - a->total_unseen_frees;
 	} else if (r->old_objs > a->old_last) {
-		a->old_steps++;
+		if (!a->old_steps++)
+			a->old_first_step_ns = end;
+		a->old_last_step_ns = end;
 	}
 	a->old_last = r->old_objs;
-	r->old_steps = a->old_steps;
 	r->old_rise = r->old_objs - a->old_start;
-	r->old_rise_s = (double)(end - a->old_start_ns) / 1e9;
+	r->old_steps = a->old_steps;
+	r->old_rise_allocs = a->total_allocs - a->old_start_allocs;
+	r->old_rise_frees = a->total_frees - a->total_unseen_frees - a->old_start_frees;
+	if (a->old_steps) {
+		r->old_rise_s = (double)(a->old_last_step_ns - a->old_first_step_ns) / 1e9;
+		r->old_quiet_s = (double)(end - a->old_last_step_ns) / 1e9;
+	}
+}
+
+/* A run of windows whose frees mostly happen on other CPUs than the
+ * allocs: a handoff that lasts, not a scheduler's moment. */
+static void remote_update(struct wtable *wt, struct acc *a, struct wrow *r)
+{
+	uint64_t seen = r->s->same_cpu_frees + r->s->remote_frees;
+
+	if (!seen)
+		return;	/* no frees with a CPU: the run neither grows nor ends */
+	if ((double)r->s->same_cpu_frees < wt->rules.fs_max_locality * (double)seen)
+		a->remote_windows++;
+	else
+		a->remote_windows = 0;
+	r->remote_windows = a->remote_windows;
 }
 
 /* ---- refault history per file ---- */
@@ -668,6 +696,7 @@ static void close_window(struct wtable *wt)
 		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
 		growth_update(wt, a, &r);
 		age_update(wt, a, &r);
+		remote_update(wt, a, &r);
 		thrash_update(wt, a, &r);
 		for (j = 0; j < ng; j++) {
 			if (g[j].tgid != a->key.tgid)

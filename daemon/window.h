@@ -117,7 +117,12 @@ struct acc {
 	/* the old population at the end of recent windows */
 	int64_t old_start;	/* at the start of the current rise */
 	uint64_t old_start_ns;	/* when it started (a window's end) */
+	uint64_t old_first_step_ns, old_last_step_ns;	/* its first and last rise */
 	uint32_t old_steps;	/* windows of the rise in which it rose */
+	uint64_t old_start_allocs, old_start_frees;	/* totals when it started */
+	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
+	bool expiry_known;
+	uint32_t remote_windows;	/* consecutive active windows mostly freed remotely */
 	int64_t old_last;
 	struct thist th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
@@ -150,8 +155,13 @@ struct wrow {
 	uint64_t age_ns;
 	int64_t old_objs;
 	int64_t old_rise;
-	double old_rise_s;
+	double old_rise_s;	/* from its first rise to its last */
+	double old_quiet_s;	/* since its last rise */
 	uint32_t old_steps;	/* in how many windows it rose: steady, not one jump */
+	uint64_t old_rise_allocs, old_rise_frees;	/* since the rise began; frees
+							 * a tracepoint saw */
+	uint32_t remote_windows;	/* consecutive active windows (this one
+					 * included) with frees below the locality */
 	/* persistence: refaults of the file (or pool) over the recent
 	 * THRASH_SAMPLES windows, by every process */
 	uint64_t recent_refault_pages, recent_repeat_pages;
@@ -176,10 +186,20 @@ struct wtable_stats {
 
 struct wtable;
 
-/* The age test's threshold: objects older than max(min_age_ns,
- * lifetimes x the key's median lifetime) are old.  Set by the analysis
- * rules (leak_min_age_s, leak_age_lifetimes) before windows close. */
-void wtable_set_age(struct wtable *wt, uint64_t min_age_ns, double lifetimes);
+/* What the rows derive that depends on the rules, set before windows close:
+ * objects older than max(age_min_ns, age_lifetimes x the key's median
+ * lifetime, expiry_ns(name)) are old; a window counts towards a run of
+ * remote frees when its locality is below fs_max_locality. */
+struct wtable_rules {
+	uint64_t age_min_ns;
+	double age_lifetimes;
+	/* how long the kernel keeps objects of this cache by design (timers),
+	 * 0 for none; may be NULL */
+	uint64_t (*expiry_ns)(const char *cache);
+	double fs_max_locality;
+};
+
+void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r);
 
 /* Live objects of a key allocated at or before cutoff_ns (never negative). */
 int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns);

@@ -470,7 +470,7 @@ static void wtable_close__leak_amid_churn__old_population_rises(void **state)
 	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
 
 	(void)state;
-	wtable_set_age(wt, 1000 * MS, 20);
+	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
 	/* 1000 allocs/s, 1 in 20 kept (5 %), for 5 s */
 	churn(wt, 1000, 5, 20);
 	assert_int_equal(last.age_ns, 1000 * MS);
@@ -489,7 +489,7 @@ static void wtable_close__balanced_churn__no_old_objects(void **state)
 	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
 
 	(void)state;
-	wtable_set_age(wt, 1000 * MS, 20);
+	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
 	churn(wt, 1000, 5, 0);
 	assert_int_equal(last.old_objs, 0);
 	assert_int_equal(last.old_rise, 0);
