@@ -19,7 +19,7 @@
 
 const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_REFAULT_SHARE] = { "thrash_refault_share", 0.3,
-		"refaulted pages / inserted pages of the window at or above this ..." },
+		"refaulted / inserted pages of the file (pool) over its recent 32 windows at or above this ..." },
 	[R_THRASH_MIN_REFAULT_PAGES] = { "thrash_min_refault_pages", 32,
 		"... with at least this many pages refaulted over the recent 32 windows ..." },
 	[R_THRASH_MIN_SPAN_S] = { "thrash_min_span_s", 1.0,
@@ -29,15 +29,15 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_NEAR_SHARE] = { "thrash_near_share", 0.25,
 		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; else a cold re-read" },
 	[R_FS_MAX_LOCALITY] = { "false_sharing_max_locality", 0.3,
-		"frees on the allocating CPU / frees below this ..." },
+		"frees on the allocating CPU / frees over the key's last 10 windows with frees below this ..." },
 	[R_FS_MIN_SAME_SIZE] = { "false_sharing_min_same_size", 0.92,
 		"... with this share of allocs of one size ..." },
-	[R_FS_MIN_REMOTE_FREES] = { "false_sharing_min_remote_frees", 32,
+	[R_FS_MIN_REMOTE_FREES] = { "false_sharing_min_remote_frees", 8,
 		"... at least this many remote frees in the window ..." },
 	[R_FS_MAX_LIFETIME_NS] = { "false_sharing_max_lifetime_ns", 100000,
-		"... of objects whose median lifetime is at most this (ns) ..." },
+		"... of objects whose median lifetime, in the window and over the key's history, is at most this (ns) ..." },
 	[R_FS_MIN_WINDOWS] = { "false_sharing_min_windows", 3,
-		"... for at least this many consecutive windows is false sharing" },
+		"... (at least this many of them) is false sharing" },
 	[R_LEAK_MIN_GROWTH_S] = { "leak_min_growth_s", 2,
 		"old objects (see leak_min_age_s) rose by at least this many per second ..." },
 	[R_LEAK_MIN_RISE_S] = { "leak_min_rise_s", 2.0,
@@ -46,6 +46,8 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... (frees seen / allocs of the rise above this: the key's frees are visible) ..." },
 	[R_LEAK_MIN_STEPS] = { "leak_min_steps", 4,
 		"... in at least this many windows (steadily, not one jump) ..." },
+	[R_LEAK_MIN_OBJECTS] = { "leak_min_objects", 16,
+		"... by at least this many objects in all ..." },
 	[R_LEAK_MAX_QUIET_S] = { "leak_max_quiet_s", 1.0,
 		"... the last of them at most this many seconds ago (still rising, not a warm-up that ended) ..." },
 	[R_LEAK_BLIND_RISE_S] = { "leak_blind_rise_s", 8.0,
@@ -277,6 +279,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	fr = e->old_rise_allocs ? (double)e->old_rise_frees / e->old_rise_allocs : 0;
 	seen = fr > t[R_LEAK_SEEN_FREE_SHARE];
 	old = e->old_objs > 0 && e->old_steps >= t[R_LEAK_MIN_STEPS] &&
+	      e->old_rise >= t[R_LEAK_MIN_OBJECTS] &&
 	      e->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
 	      rise_s >= (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
 	      e->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
@@ -319,9 +322,11 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	      kv->cache_growth(kv->ctx, key, span, &kgrowth, &got) : -ENOSYS;
 	res = !err && kv->cache_resolution ? kv->cache_resolution(kv->ctx, key) : 0;
 	/* the kernel's count moves in steps of whole slabs: it can only
-	 * contradict a rise larger than the objects it cannot see */
-	coarse = !err && res > 0 && (double)e->old_rise <= (double)res;
-	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
+	 * contradict a rise larger than the objects it cannot see (unless it
+	 * falls), and only by falling short of it by more than those */
+	coarse = !err && res > 0 && (double)e->old_rise <= (double)res && kgrowth >= 0;
+	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth &&
+	    kgrowth * got < (double)(e->old_rise > res ? e->old_rise - (res > 0 ? res : 0) : 0)) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
 		if (e->unseen_frees)
@@ -353,7 +358,11 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	enum cs_label l;
 	char life[32];
 
-	if (e->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE]) {
+	/* a file (pool) is thrashing for as long as its recent windows say
+	 * so, including windows that inserted pages (used blocks) without a
+	 * refault */
+	if ((e->refault_pages || e->page_adds || (dom == DOM_KV && e->ops)) && e->recent_page_adds &&
+	    e->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds) {
 		l = classify_refaults(r, dom, key, e, kv, reason, n);
 		if (l != LABEL_NORMAL)
 			return l;
@@ -365,22 +374,25 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	/* objects handed between CPUs while hot: many short-lived objects
 	 * freed remotely; a burst of old objects freed elsewhere (process
 	 * exit, reclaim) is not it */
-	if (e->remote_frees && locality < t[R_FS_MAX_LOCALITY] &&
+	if (e->remote_frees && e->recent_locality < t[R_FS_MAX_LOCALITY] &&
+	    e->recent_windows >= t[R_FS_MIN_WINDOWS] &&
 	    e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
 	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] &&
 	    e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
-	    e->remote_windows >= t[R_FS_MIN_WINDOWS]) {
+	    e->key_lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS]) {
 		fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
-		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s), %u windows running, %.0f%% of allocs one size, median lifetime %s",
+		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s; %.0f%% over its last %u windows), %.0f%% of allocs one size, median lifetime %s",
 			 key, 100 * (1 - locality), (unsigned long long)(e->frees - e->unseen_frees),
-			 e->remote_frees / e->window_s, e->remote_windows, 100 * e->same_size_share, life);
+			 e->remote_frees / e->window_s, 100 * (1 - e->recent_locality),
+			 e->recent_windows, 100 * e->same_size_share, life);
 		if (e->unseen_frees)
 			add(reason, n, "; %llu frees unseen (CPU unknown)",
 			    (unsigned long long)e->unseen_frees);
 		add_site(e, kv, reason, n);
 		return LABEL_FALSE_SHARING;
 	}
-	if (e->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE])
+	if (e->refault_pages && e->recent_page_adds &&
+	    e->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds)
 		return LABEL_NORMAL;	/* the cold re-read's reason stands */
 	fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
 	snprintf(reason, n, "normal: %s %.0f ops/s, locality %.2f, live %+.0f/s, median lifetime %s",

@@ -41,6 +41,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.grew_windows = r->grew_windows;
 	e.free_ratio = s->allocs ? (double)s->frees / s->allocs : 1.0;
 	e.lifetime_p50_ns = r->lifetime_p50_ns;
+	e.key_lifetime_p50_ns = r->key_lifetime_p50_ns;
 	e.remote_frees = s->remote_frees;
 	e.unseen_frees = s->unseen_frees;
 	e.same_size_share = r->same_size_share;
@@ -51,10 +52,12 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.old_rise_s = r->old_rise_s;
 	e.old_steps = r->old_steps;
 	e.old_quiet_s = r->old_quiet_s;
-	e.remote_windows = r->remote_windows;
+	e.recent_locality = r->recent_locality;
+	e.recent_windows = r->recent_windows;
 	e.old_rise_allocs = r->old_rise_allocs;
 	e.old_rise_frees = r->old_rise_frees;
 	e.repeat_pages = s->repeat_pages;
+	e.recent_page_adds = r->recent_page_adds;
 	e.recent_refault_pages = r->recent_refault_pages;
 	e.recent_repeat_pages = r->recent_repeat_pages;
 	e.refault_windows = r->refault_windows;

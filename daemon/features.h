@@ -41,6 +41,7 @@ struct evidence {
 	uint32_t grew_windows;
 	double free_ratio;		/* frees / allocs (1 with no allocs) */
 	uint64_t lifetime_p50_ns;
+	uint64_t key_lifetime_p50_ns;	/* over the key's recent history */
 	uint64_t remote_frees;
 	uint64_t unseen_frees;		/* frees no tracepoint reported (address reuse) */
 	double same_size_share;
@@ -51,14 +52,15 @@ struct evidence {
 	int64_t old_objs, old_rise;
 	double old_rise_s, old_quiet_s;
 	uint32_t old_steps;
-	uint32_t remote_windows;	/* consecutive windows mostly freed remotely */
+	double recent_locality;	/* over the key's last windows with frees */
+	uint32_t recent_windows;
 	uint64_t old_rise_allocs, old_rise_frees;
 	uint64_t page_adds, page_dels;
 	uint64_t refaults, refault_pages, repeat_pages;
 	double refault_share;		/* refault pages / page adds */
 	uint64_t refault_dist_p50;
 	/* persistence: refaults of the recent windows */
-	uint64_t recent_refault_pages, recent_repeat_pages;
+	uint64_t recent_page_adds, recent_refault_pages, recent_repeat_pages;
 	uint32_t refault_windows;
 	double refault_span_s;
 	/* the process's GPU work in the same window (the host-GPU join) */

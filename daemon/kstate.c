@@ -25,7 +25,7 @@ struct kcache {
 };
 
 struct kstate {
-	char *slabinfo, *dentry_state, *meminfo, *slab_dir;
+	char *slabinfo, *dentry_state, *meminfo, *slab_dir, *vmallocinfo;
 	uint64_t file_lru_pages;	/* 0: unknown */
 	struct kcache *c;
 	size_t n, cap;
@@ -43,7 +43,8 @@ struct kstate *kstate_new(const char *slabinfo, const char *dentry_state,
 	ks->slabinfo = strdup(slabinfo ? slabinfo : "/proc/slabinfo");
 	ks->dentry_state = strdup(dentry_state ? dentry_state : "/proc/sys/fs/dentry-state");
 	ks->meminfo = strdup(meminfo ? meminfo : "/proc/meminfo");
-	if (!ks->slabinfo || !ks->dentry_state || !ks->meminfo) {
+	ks->vmallocinfo = strdup("/proc/vmallocinfo");
+	if (!ks->slabinfo || !ks->dentry_state || !ks->meminfo || !ks->vmallocinfo) {
 		kstate_free(ks);
 		return NULL;
 	}
@@ -58,6 +59,7 @@ void kstate_free(struct kstate *ks)
 	free(ks->dentry_state);
 	free(ks->meminfo);
 	free(ks->slab_dir);
+	free(ks->vmallocinfo);
 	free(ks->c);
 	free(ks);
 }
@@ -131,8 +133,8 @@ int kstate_sample(struct kstate *ks, uint64_t now_ns)
 		if (sscanf(line, "%127s %lld %lld %lld %lld", name, &active, &num, &objsize,
 			   &per_slab) != 5 || active < 0)
 			continue;
-		if (!strcmp(name, "dentry"))	/* counted in use, below */
-			continue;
+		if (!strcmp(name, "dentry") || !strcmp(name, "vmap_area"))
+			continue;	/* counted in use, below */
 		c = kcache_get(ks, name);
 		if (c) {
 			c->val[k] = active;
@@ -151,6 +153,21 @@ int kstate_sample(struct kstate *ks, uint64_t now_ns)
 				c->val[k] = (int64_t)(dentries - unused);
 		}
 		fclose(f);
+	}
+	/* vmalloc areas in use: freed ones wait in a lazy list, purged in a
+	 * batch once 32 MiB x log2(CPUs) of them pile up (kernel stacks of
+	 * exited processes, say), and only the busy ones are listed here */
+	f = ks->vmallocinfo ? fopen(ks->vmallocinfo, "re") : NULL;
+	if (f) {
+		struct kcache *c = kcache_get(ks, "vmap_area");
+		int64_t areas = 0;
+
+		while (fgets(line, sizeof(line), f))
+			if (strchr(line, '\n'))
+				areas++;
+		fclose(f);
+		if (c)
+			c->val[k] = areas;
 	}
 	f = fopen(ks->meminfo, "re");
 	if (f) {
@@ -180,6 +197,17 @@ int kstate_set_slab_dir(struct kstate *ks, const char *dir)
 		return -ENOMEM;
 	free(ks->slab_dir);
 	ks->slab_dir = d;
+	return 0;
+}
+
+int kstate_set_vmallocinfo(struct kstate *ks, const char *path)
+{
+	char *p = path ? strdup(path) : NULL;
+
+	if (path && !p)
+		return -ENOMEM;
+	free(ks->vmallocinfo);
+	ks->vmallocinfo = p;
 	return 0;
 }
 

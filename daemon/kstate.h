@@ -24,8 +24,10 @@ struct kstate;
  * their own.  Returns NULL when out of memory. */
 struct kstate *kstate_new(const char *slabinfo, const char *dentry_state,
 			  const char *meminfo);
-/* Where kstate_reclaimable looks (default /sys/kernel/slab); for tests. */
+/* Where kstate_reclaimable looks (default /sys/kernel/slab), and the list
+ * of vmalloc areas (default /proc/vmallocinfo; NULL: none); for tests. */
 int kstate_set_slab_dir(struct kstate *ks, const char *dir);
+int kstate_set_vmallocinfo(struct kstate *ks, const char *path);
 void kstate_free(struct kstate *ks);
 
 /* Read the counts now.  Returns 0 or -errno (the file cannot be read; the
@@ -46,7 +48,8 @@ int kstate_file_lru(const struct kstate *ks, uint64_t *pages);
  * last span_ns, by least squares over the samples.  kmalloc-<N> sums every
  * kmalloc cache of objects of N bytes (-cg-, -rcl-, -dma-, -rnd-); dentry
  * counts dentries in use (not the unused and negative ones the dcache keeps
- * as cache).  Returns 0, -ENOENT (no such cache, or too few samples) or
+ * as cache), vmap_area the vmalloc areas in use (not the freed ones the
+ * kernel purges lazily, in batches).  Returns 0, -ENOENT (no such cache, or too few samples) or
  * -ENODATA (never sampled).  *got_s: the span the samples cover. */
 int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
 		  double *per_s, double *got_s);

@@ -852,7 +852,6 @@ int main(int argc, char **argv)
 		.age_min_ns = (uint64_t)(d.an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
 		.age_lifetimes = d.an.rules.v[R_LEAK_AGE_LIFETIMES],
 		.expiry_ns = rules_expiry_ns,
-		.fs_max_locality = d.an.rules.v[R_FS_MAX_LOCALITY],
 	});
 	setup_kstate(&d);
 	if (d.env.socket_path) {

@@ -243,6 +243,7 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 		a->expiry_known = true;
 	}
 	p50 = hist_percentile(a->life_hist, 0.5);
+	r->key_lifetime_p50_ns = p50;
 	age = ru->age_min_ns > a->expiry_ns ? ru->age_min_ns : a->expiry_ns;
 	if (ru->age_lifetimes * (double)p50 > (double)age)
 		age = (uint64_t)(ru->age_lifetimes * (double)p50);
@@ -271,19 +272,27 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	}
 }
 
-/* A run of windows whose frees mostly happen on other CPUs than the
- * allocs: a handoff that lasts, not a scheduler's moment. */
-static void remote_update(struct wtable *wt, struct acc *a, struct wrow *r)
+/* Locality over the key's recent windows with frees: a handoff between
+ * CPUs that lasts, not a scheduler's moment. */
+static void remote_update(struct acc *a, struct wrow *r)
 {
-	uint64_t seen = r->s->same_cpu_frees + r->s->remote_frees;
+	uint64_t same = 0, all = 0;
+	uint32_t i, n;
 
-	if (!seen)
-		return;	/* no frees with a CPU: the run neither grows nor ends */
-	if ((double)r->s->same_cpu_frees < wt->rules.fs_max_locality * (double)seen)
-		a->remote_windows++;
-	else
-		a->remote_windows = 0;
-	r->remote_windows = a->remote_windows;
+	if (r->s->same_cpu_frees + r->s->remote_frees) {
+		i = a->loc_head++ % LOCALITY_SAMPLES;
+		a->loc_same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
+				 (uint32_t)r->s->same_cpu_frees;
+		a->loc_remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
+				   (uint32_t)r->s->remote_frees;
+	}
+	n = a->loc_head < LOCALITY_SAMPLES ? a->loc_head : LOCALITY_SAMPLES;
+	for (i = 0; i < n; i++) {
+		same += a->loc_same[i];
+		all += a->loc_same[i] + a->loc_remote[i];
+	}
+	r->recent_windows = n;
+	r->recent_locality = all ? (double)same / all : 1.0;
 }
 
 /* ---- refault history per file ---- */
@@ -392,14 +401,17 @@ static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	th = a->key.domain == DOM_PAGE ? file_thist(wt, &a->key, refaulted) : &a->th;
 	if (!th)
 		return;
-	if (refaulted) {
+	/* inserts count once the file has refaulted: the share of them that
+	 * refaulted over the recent windows */
+	if (refaulted || (th->head && r->s->page_adds)) {
 		/* several readers of one file in one window: one sample */
 		i = (th->head - 1) % THRASH_SAMPLES;
 		if (!th->head || th->win[i] != r->window) {
 			i = th->head++ % THRASH_SAMPLES;
 			th->win[i] = r->window;
-			th->refault[i] = th->repeat[i] = 0;
+			th->adds[i] = th->refault[i] = th->repeat[i] = 0;
 		}
+		th->adds[i] += r->s->page_adds > UINT32_MAX ? UINT32_MAX : (uint32_t)r->s->page_adds;
 		th->refault[i] += r->s->refault_pages > UINT32_MAX ? UINT32_MAX :
 				  (uint32_t)r->s->refault_pages;
 		th->repeat[i] += r->s->repeat_pages > UINT32_MAX ? UINT32_MAX :
@@ -408,6 +420,9 @@ static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	for (i = 0; i < THRASH_SAMPLES && i < th->head; i++) {
 		/* only the last THRASH_SAMPLES windows of time count */
 		if (th->win[i] + THRASH_SAMPLES <= r->window)
+			continue;
+		r->recent_page_adds += th->adds[i];
+		if (!th->refault[i])
 			continue;
 		r->recent_refault_pages += th->refault[i];
 		r->recent_repeat_pages += th->repeat[i];
@@ -696,7 +711,7 @@ static void close_window(struct wtable *wt)
 		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
 		growth_update(wt, a, &r);
 		age_update(wt, a, &r);
-		remote_update(wt, a, &r);
+		remote_update(a, &r);
 		thrash_update(wt, a, &r);
 		for (j = 0; j < ng; j++) {
 			if (g[j].tgid != a->key.tgid)

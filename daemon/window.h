@@ -81,6 +81,10 @@ struct wslot {
 #define AGE_COHORTS 64
 #define AGE_COHORT_NS 250000000ull	/* 16 s of cohorts, then one "older" */
 
+/* Locality over the recent windows: a handoff between CPUs that lasts,
+ * not a scheduler's moment. */
+#define LOCALITY_SAMPLES 10
+
 /* Refaults of the recent windows, for persistence.  Kept per file for the
  * page cache, whichever processes read it (a shell loop of readers is one
  * thrashing file, not many one-pass keys), and per pool for kv keys. */
@@ -88,6 +92,7 @@ struct wslot {
 
 struct thist {
 	uint64_t win[THRASH_SAMPLES];	/* windows with refaults, newest at head - 1 */
+	uint32_t adds[THRASH_SAMPLES];	/* pages inserted */
 	uint32_t refault[THRASH_SAMPLES], repeat[THRASH_SAMPLES];
 	uint32_t head;
 };
@@ -122,7 +127,9 @@ struct acc {
 	uint64_t old_start_allocs, old_start_frees;	/* totals when it started */
 	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
 	bool expiry_known;
-	uint32_t remote_windows;	/* consecutive active windows mostly freed remotely */
+	/* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
+	uint32_t loc_same[LOCALITY_SAMPLES], loc_remote[LOCALITY_SAMPLES];
+	uint32_t loc_head;
 	int64_t old_last;
 	struct thist th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
@@ -153,6 +160,8 @@ struct wrow {
 	 * and how much and for how long (since it last fell or was empty,
 	 * in time, not windows: a slow leaker has rows in few windows) */
 	uint64_t age_ns;
+	uint64_t key_lifetime_p50_ns;	/* over the key's recent history (halved
+					 * every 100 windows), not one window */
 	int64_t old_objs;
 	int64_t old_rise;
 	double old_rise_s;	/* from its first rise to its last */
@@ -160,11 +169,13 @@ struct wrow {
 	uint32_t old_steps;	/* in how many windows it rose: steady, not one jump */
 	uint64_t old_rise_allocs, old_rise_frees;	/* since the rise began; frees
 							 * a tracepoint saw */
-	uint32_t remote_windows;	/* consecutive active windows (this one
-					 * included) with frees below the locality */
+	/* frees on the allocating CPU / frees (with a CPU) over the key's last
+	 * LOCALITY_SAMPLES windows with frees, and how many there were */
+	double recent_locality;
+	uint32_t recent_windows;
 	/* persistence: refaults of the file (or pool) over the recent
 	 * THRASH_SAMPLES windows, by every process */
-	uint64_t recent_refault_pages, recent_repeat_pages;
+	uint64_t recent_page_adds, recent_refault_pages, recent_repeat_pages;
 	uint32_t refault_windows;	/* of them, windows with refaults */
 	double refault_span_s;	/* first to last such window */
 	/* what the same process did on the GPU in this window (any key) */
@@ -188,15 +199,13 @@ struct wtable;
 
 /* What the rows derive that depends on the rules, set before windows close:
  * objects older than max(age_min_ns, age_lifetimes x the key's median
- * lifetime, expiry_ns(name)) are old; a window counts towards a run of
- * remote frees when its locality is below fs_max_locality. */
+ * lifetime, expiry_ns(name)) are old. */
 struct wtable_rules {
 	uint64_t age_min_ns;
 	double age_lifetimes;
 	/* how long the kernel keeps objects of this cache by design (timers),
 	 * 0 for none; may be NULL */
 	uint64_t (*expiry_ns)(const char *cache);
-	double fs_max_locality;
 };
 
 void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r);

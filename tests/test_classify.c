@@ -110,6 +110,7 @@ static void thrashing_file(void)
 	e.repeat_pages = 400;
 	e.refault_share = 500.0 / 512;
 	e.refault_dist_p50 = 42;
+	e.recent_page_adds = 9500;
 	e.recent_refault_pages = 9000;
 	e.recent_repeat_pages = 7200;
 	e.refault_windows = 25;
@@ -122,9 +123,14 @@ static void classify__refaults_repeat_for_seconds__thrash_with_numbers(void **st
 	thrashing_file();
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
 	assert_string_equal(reason, "thrash: 254:0:12 500 of 512 inserted pages refaulted (98%); 9000 refaulted over 3.2 s, 80% of them back a second time or more; median refault distance 42 evictions");
+	/* a window of the thrashing file with no refault of its own */
+	e.refault_pages = 0;
+	e.repeat_pages = 0;
+	e.refault_share = 0;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
 	/* a few refaults in a large insert stream are not thrash */
-	e.refault_pages = 100;
-	e.refault_share = 100.0 / 512;
+	thrashing_file();
+	e.recent_page_adds = 60000;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	/* nor is a high share of very few pages */
 	thrashing_file();
@@ -272,6 +278,12 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	kgrowth = 48;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	assert_string_equal(reason, "leak: filp 100 objects older than 1.0 s, +50/s for 2.0 s amid churn (frees/allocs 0.95); cache filp +48/s over 2.0 s");
+	/* a handful of objects is no leak, however steady */
+	e.old_objs = 12;
+	e.old_rise = 12;
+	e.old_rise_s = 4.0;
+	e.old_steps = 8;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	/* a rise the kernel's slab-sized count cannot show: not contradicted */
 	e.old_objs = 30;
 	e.old_rise = 30;
@@ -281,7 +293,11 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	kgrowth = 0;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	assert_non_null(strstr(reason, "; cache filp +0/s over 4.0 s, too coarse to see 30 objects (slabs hide 84)"));
-	/* nor when it can: contradicted */
+	/* nor when the count falls meanwhile */
+	kgrowth = -12;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	kgrowth = 0;
+	/* nor when it can see it: contradicted */
 	kres = 20;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	kres = 84;
@@ -314,24 +330,36 @@ static void classify__remote_frees_of_one_size__false_sharing(void **state)
 	e.remote_frees = 4410;
 	e.same_size_share = 1.0;
 	e.lifetime_p50_ns = 23000;
-	e.remote_windows = 12;
+	e.key_lifetime_p50_ns = 19000;
+	e.recent_locality = 0.03;
+	e.recent_windows = 10;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_FALSE_SHARING);
-	assert_string_equal(reason, "false_sharing: skbuff_head_cache 98% of 4500 frees on another CPU than the alloc (44100/s), 12 windows running, 100% of allocs one size, median lifetime 23.0 us");
-	/* one window of it, as the scheduler moves a server's threads */
-	e.remote_windows = 1;
+	assert_string_equal(reason, "false_sharing: skbuff_head_cache 98% of 4500 frees on another CPU than the alloc (44100/s; 97% over its last 10 windows), 100% of allocs one size, median lifetime 23.0 us");
+	/* one window of it, as the scheduler moves a server's threads: the
+	 * last second's locality is what counts */
+	e.recent_locality = 0.45;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
-	e.remote_windows = 12;
+	/* the key's first windows: too few to tell */
+	e.recent_locality = 0.03;
+	e.recent_windows = 2;
+	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
+	e.recent_windows = 10;
 	/* mixed sizes: not the one-line pattern */
 	e.same_size_share = 0.5;
 	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 	/* a few remote frees, as when a forked child exits elsewhere */
 	e.same_size_share = 1.0;
-	e.remote_frees = 20;
+	e.remote_frees = 5;
 	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 	/* many, but of objects that lived for seconds: a teardown, not ping-pong */
 	e.remote_frees = 4410;
 	e.lifetime_p50_ns = 5000000000ull;
 	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
+	/* a window of short lives in a key whose objects live long (bios
+	 * completed on another CPU) */
+	e.lifetime_p50_ns = 65535;
+	e.key_lifetime_p50_ns = 196608;
+	assert_int_equal(label(DOM_SLAB, "bio-184"), LABEL_NORMAL);
 }
 
 static void classify__fast_churn_short_lives__normal(void **state)
@@ -356,6 +384,7 @@ static void classify__several_rules_hold__refault_thrash_first(void **state)
 	assert_int_equal(label(DOM_KV, "k"), LABEL_LEAK);
 	e.refault_pages = 0;
 	e.refault_share = 0;
+	e.recent_refault_pages = 0;
 	assert_int_equal(label(DOM_KV, "k"), LABEL_LEAK);
 }
 
@@ -371,6 +400,7 @@ static void classify__anomaly_of_a_gpu_process__reason_carries_gpu_work(void **s
 	/* a normal vector says nothing of the GPU */
 	e.refault_pages = 0;
 	e.refault_share = 0;
+	e.recent_refault_pages = 0;
 	assert_int_equal(label(DOM_KV, "kv-pool-gpu"), LABEL_NORMAL);
 	assert_null(strstr(reason, "GPU"));
 	/* a short buffer stays terminated */

@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""Calibrate the labels on a corpus of ordinary workloads.
+
+  sudo bench/corpus.py [NAME...]      (all by default; -h lists them)
+
+Each workload runs beside a fresh cachescoped (system-wide, 100 ms
+windows, CSV) and is scored over windows:
+
+  recall     responsible vectors labelled as expected / responsible
+             vectors, counted once the rule could have fired (the first
+             `grace` seconds of the pattern are not scored: a leak is old
+             only after a second, and needs 2 s of rise, or 8 s where its
+             frees are never seen; thrash needs a second of refaults);
+  precision  of all anomalous vectors of the run (every process, the
+             background included), those that are the expected label on a
+             responsible key; keys that share the pattern's objects (the
+             dentry of a leaked file) are allowed, not counted either way.
+
+Workloads with no anomaly must have no anomalous vector at all.  The
+output is one table (bench/calibration.md quotes it) and one CSV per
+workload in bench/calibration/corpus-<name>.csv when --keep is given.
+"""
+import csv
+import fnmatch
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+B = os.environ.get("CS_BUILD", os.path.join(ROOT, "build"))
+DATA = "/var/tmp/cs-corpus"
+
+NGINX_CONF = """worker_processes 2;
+daemon off;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{ worker_connections 1024; }}
+http {{ access_log off; client_body_temp_path {d}/b; proxy_temp_path {d}/p;
+ fastcgi_temp_path {d}/f; uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;
+ server {{ listen 127.0.0.1:18932; root {d}; }} }}
+"""
+
+MEMCG = ("if [ -e /sys/fs/cgroup/cgroup.controllers ]; then cg=/sys/fs/cgroup/cs-corpus-$$; "
+         "echo +memory > /sys/fs/cgroup/cgroup.subtree_control; mkdir $cg; echo 16M > $cg/memory.max; "
+         "else cg=/sys/fs/cgroup/memory/cs-corpus-$$; mkdir $cg; echo 16M > $cg/memory.limit_in_bytes; fi; ")
+
+# name: (seconds of daemon, shell command, expected label or None,
+#        responsible (key glob, comm glob) pairs, allowed key globs, grace s)
+CORPUS = {
+    # client and server on the two CPUs: every connection's request sock is
+    # made where the SYN arrives and freed where accept() runs
+    "stress-sock": (14, "stress-ng --sock 1 --timeout 10", "false_sharing",
+                    [("request_sock_TCP", "stress-ng*")], ["skbuff_*", "kmalloc-*"], 1.0),
+    "stress-udp": (14, "stress-ng --udp 1 --timeout 10", None, [], [], 0),
+    "stress-fork": (14, "stress-ng --fork 1 --timeout 10", None, [], [], 0),
+    "stress-dentry": (14, "stress-ng --dentry 1 --timeout 10", None, [], [], 0),
+    "stress-vm": (14, "stress-ng --vm 1 --vm-bytes 256M --timeout 10", None, [], [], 0),
+    "nginx-wrk": (15, "nginx -c {d}/nginx.conf -p {d} & n=$!; sleep 1; "
+                  "wrk -t2 -c50 -d10s http://127.0.0.1:18932/ >/dev/null; kill $n; wait $n",
+                  None, [], [], 0),
+    "fork-loop": (14, "sh -c 'end=$(($(date +%s) + 10)); while [ $(date +%s) -lt $end ]; do /bin/true; done'",
+                  None, [], [], 0),
+    "compile-after-drop": (22, "sync; echo 3 > /proc/sys/vm/drop_caches; "
+                           "for i in 1 2 3; do gcc -O2 -c " + ROOT + "/daemon/window.c -I" + ROOT +
+                           "/bpf -I" + B + " -o {d}/w.o; gcc -O2 -c " + ROOT + "/cluster/dbscan.c -o {d}/d.o; done",
+                           None, [], [], 0),
+    "cyclic-memcg": (14, "head -c 48M /dev/urandom > {d}/cyc.dat; sync; "
+                     "dd if={d}/cyc.dat iflag=nocache count=0 2>/dev/null; " + MEMCG +
+                     "sh -c \"echo \\$\\$ > $cg/cgroup.procs; i=0; while [ \\$i -lt 60 ]; do "
+                     "cat {d}/cyc.dat > /dev/null; i=\\$((i + 1)); done\"; rmdir $cg",
+                     "thrash", [("file:cyc.dat", "*")], [], 1.5),
+    "shell-fd-leak": (16, "bash -c 'for i in $(seq 1200); do exec {{fd}}</dev/null; sleep 0.01; done'",
+                      "leak", [("filp", "bash")], ["lsm_file_cache", "kmalloc-*"], 10),
+    "fd-leak-in-churn": (14, B + "/tests/helpers/fdchurn 100 100 --keep 5 --period-ms 100",
+                         "leak", [("filp", "fdchurn"), ("dentry", "fdchurn")],
+                         ["lsm_file_cache", "kmalloc-*"], 3.5),
+    "pingpong": (10, B + "/tests/helpers/pingpong 6 0 1", "false_sharing",
+                 [("skbuff_head_cache", "pingpong")], ["kmalloc-*"], 0.5),
+    # kvref, the embedded workload, one scenario at a time (daemon-driven)
+    "kvref-normal": (16, "", None, [], [], 0),
+    "kvref-thrash": (16, "", "thrash", [("file:kvref-swap*", "kvref"), ("kv-pool", "kvref")], [], 2.0),
+    "kvref-false_sharing": (16, "", "false_sharing", [("skbuff_head_cache", "kvref")],
+                            ["kmalloc-*", "skbuff_*"], 2.0),
+    "kvref-leak": (16, "", "leak", [("filp", "kvref"), ("kv-pool", "kvref")],
+                   ["dentry", "lsm_file_cache", "kmalloc-*"], 6.0),
+}
+
+
+def run(name, keep):
+    secs, cmd, label, resp, allowed, grace = CORPUS[name]
+    d = tempfile.mkdtemp(prefix="cs-corpus-", dir="/var/tmp")
+    with open(os.path.join(d, "nginx.conf"), "w") as f:
+        f.write(NGINX_CONF.format(d=d))
+    with open(os.path.join(d, "index.html"), "w") as f:
+        f.write("x" * 4096)
+    out = os.path.join(d, "cs.csv")
+    extra = ["--workload", name[6:]] if name.startswith("kvref-") else []
+    daemon = subprocess.Popen([B + "/cachescoped", "--duration", str(secs), "--csv", out,
+                               "--socket", "none", "--top", "0"] + extra,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)   # attached (the daemon logs nothing before it traces)
+    w = subprocess.Popen(["sh", "-c", cmd.format(d=d) or "true"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    daemon.wait()
+    if w.poll() is None:
+        os.killpg(w.pid, signal.SIGKILL)
+        w.wait()
+    rows = list(csv.DictReader(open(out)))
+    if keep:
+        shutil.copy(out, os.path.join(ROOT, "bench", "calibration", "corpus-%s.csv" % name))
+    shutil.rmtree(d, ignore_errors=True)
+    return score(rows, label, resp, allowed, grace)
+
+
+def matches(r, key, comm):
+    if key.startswith("file:"):
+        ok = fnmatch.fnmatch(r["file"], key[5:])
+    else:
+        ok = fnmatch.fnmatch(r["key"], key)
+    return ok and fnmatch.fnmatch(r["comm"], comm)
+
+
+def score(rows, label, resp, allowed, grace):
+    vec = [r for r in rows if r["label"]]
+    anomalous = [r for r in vec if r["label"] != "normal"]
+    resp_rows = [r for r in vec if any(matches(r, k, c) for k, c in resp)]
+    # the grace runs from the pattern's first vector (a shell loop of cat
+    # is many short processes reading one file)
+    start = min((float(r["ts"]) for r in resp_rows), default=0)
+    scored = [r for r in resp_rows if float(r["ts"]) - start >= grace]
+    hit = sum(r["label"] == label for r in scored)
+    resp_ids = {id(r) for r in resp_rows}
+
+    def is_allowed(r):
+        return any(fnmatch.fnmatch(r["key"], a) for a in allowed) and r["label"] == label
+
+    false = [r for r in anomalous if id(r) not in resp_ids and not is_allowed(r)]
+    false += [r for r in resp_rows if r["label"] not in ("normal", label)]
+    tp = sum(r["label"] == label for r in resp_rows)
+    return {
+        "vectors": len(vec),
+        "anomalous": len(anomalous),
+        "scored": len(scored),
+        "recall": hit / len(scored) if scored else None,
+        "precision": tp / (tp + len(false)) if label and tp + len(false) else None,
+        "false": len(false),
+        "first_false": false[0]["reason"][:140] if false else "",
+    }
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__ + "\nworkloads: " + " ".join(CORPUS))
+        return 0
+    keep = "--keep" in sys.argv
+    if os.geteuid():
+        print("corpus.py: needs root (cachescoped loads BPF programs)", file=sys.stderr)
+        return 1
+    for a in args:
+        if a not in CORPUS:
+            print("corpus.py: no workload %s (have: %s)" % (a, " ".join(CORPUS)), file=sys.stderr)
+            return 2
+    print("| workload | truth | vectors | anomalous | recall | precision | unexpected anomalies |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    bad = 0
+    for name in args or CORPUS:
+        s = run(name, keep)
+        label = CORPUS[name][2] or "none"
+        rec = "%.2f (%d)" % (s["recall"], s["scored"]) if s["recall"] is not None else "—"
+        prec = "%.2f" % s["precision"] if s["precision"] is not None else "—"
+        ok = s["false"] == 0 and (label == "none" or (s["recall"] or 0) >= 0.95)
+        bad += not ok
+        print("| %s | %s | %d | %d | %s | %s | %d %s |" % (name, label, s["vectors"], s["anomalous"],
+              rec, prec, s["false"], s["first_false"]), flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
