@@ -19,7 +19,7 @@
 
 const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_REFAULT_SHARE] = { "thrash_refault_share", 0.3,
-		"refaulted / inserted pages of the file (pool) over its recent 32 windows at or above this ..." },
+		"refaulted / inserted pages of the window, or of the file (pool) over its recent 32 windows, at or above this ..." },
 	[R_THRASH_MIN_REFAULT_PAGES] = { "thrash_min_refault_pages", 32,
 		"... with at least this many pages refaulted over the recent 32 windows ..." },
 	[R_THRASH_MIN_SPAN_S] = { "thrash_min_span_s", 1.0,
@@ -29,15 +29,15 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_NEAR_SHARE] = { "thrash_near_share", 0.25,
 		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; else a cold re-read" },
 	[R_FS_MAX_LOCALITY] = { "false_sharing_max_locality", 0.3,
-		"frees on the allocating CPU / frees over the key's last 10 windows with frees below this ..." },
+		"frees on the allocating CPU / frees over the key's last 10 windows below this ..." },
 	[R_FS_MIN_SAME_SIZE] = { "false_sharing_min_same_size", 0.92,
 		"... with this share of allocs of one size ..." },
 	[R_FS_MIN_REMOTE_FREES] = { "false_sharing_min_remote_frees", 8,
 		"... at least this many remote frees in the window ..." },
 	[R_FS_MAX_LIFETIME_NS] = { "false_sharing_max_lifetime_ns", 100000,
 		"... of objects whose median lifetime, in the window and over the key's history, is at most this (ns) ..." },
-	[R_FS_MIN_WINDOWS] = { "false_sharing_min_windows", 3,
-		"... (at least this many of them) is false sharing" },
+	[R_FS_MIN_WINDOWS] = { "false_sharing_min_windows", 5,
+		"... in at least this many of them (a handoff that lasts, not a burst) is false sharing" },
 	[R_LEAK_MIN_GROWTH_S] = { "leak_min_growth_s", 2,
 		"old objects (see leak_min_age_s) rose by at least this many per second ..." },
 	[R_LEAK_MIN_RISE_S] = { "leak_min_rise_s", 2.0,
@@ -361,8 +361,9 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	/* a file (pool) is thrashing for as long as its recent windows say
 	 * so, including windows that inserted pages (used blocks) without a
 	 * refault */
-	if ((e->refault_pages || e->page_adds || (dom == DOM_KV && e->ops)) && e->recent_page_adds &&
-	    e->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds) {
+	if ((e->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE]) ||
+	    ((e->page_adds || (dom == DOM_KV && e->ops)) && e->recent_page_adds &&
+	     e->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds)) {
 		l = classify_refaults(r, dom, key, e, kv, reason, n);
 		if (l != LABEL_NORMAL)
 			return l;
@@ -391,8 +392,9 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 		add_site(e, kv, reason, n);
 		return LABEL_FALSE_SHARING;
 	}
-	if (e->refault_pages && e->recent_page_adds &&
-	    e->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds)
+	if (e->refault_pages && (e->refault_share >= t[R_THRASH_REFAULT_SHARE] ||
+				 (e->recent_page_adds && e->recent_refault_pages >=
+				  t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds)))
 		return LABEL_NORMAL;	/* the cold re-read's reason stands */
 	fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
 	snprintf(reason, n, "normal: %s %.0f ops/s, locality %.2f, live %+.0f/s, median lifetime %s",

@@ -272,8 +272,8 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	}
 }
 
-/* Locality over the key's recent windows with frees: a handoff between
- * CPUs that lasts, not a scheduler's moment. */
+/* Locality over the key's last LOCALITY_SAMPLES windows: a handoff between
+ * CPUs that lasts, not a scheduler's moment or a burst. */
 static void remote_update(struct acc *a, struct wrow *r)
 {
 	uint64_t same = 0, all = 0;
@@ -281,17 +281,21 @@ static void remote_update(struct acc *a, struct wrow *r)
 
 	if (r->s->same_cpu_frees + r->s->remote_frees) {
 		i = a->loc_head++ % LOCALITY_SAMPLES;
+		a->loc_win[i] = r->window;
 		a->loc_same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
 				 (uint32_t)r->s->same_cpu_frees;
 		a->loc_remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
 				   (uint32_t)r->s->remote_frees;
 	}
 	n = a->loc_head < LOCALITY_SAMPLES ? a->loc_head : LOCALITY_SAMPLES;
+	r->recent_windows = 0;
 	for (i = 0; i < n; i++) {
+		if (a->loc_win[i] + LOCALITY_SAMPLES <= r->window)
+			continue;	/* older than the last second */
 		same += a->loc_same[i];
 		all += a->loc_same[i] + a->loc_remote[i];
+		r->recent_windows++;
 	}
-	r->recent_windows = n;
 	r->recent_locality = all ? (double)same / all : 1.0;
 }
 

@@ -128,6 +128,7 @@ struct acc {
 	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
 	bool expiry_known;
 	/* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
+	uint64_t loc_win[LOCALITY_SAMPLES];
 	uint32_t loc_same[LOCALITY_SAMPLES], loc_remote[LOCALITY_SAMPLES];
 	uint32_t loc_head;
 	int64_t old_last;
@@ -169,8 +170,8 @@ struct wrow {
 	uint32_t old_steps;	/* in how many windows it rose: steady, not one jump */
 	uint64_t old_rise_allocs, old_rise_frees;	/* since the rise began; frees
 							 * a tracepoint saw */
-	/* frees on the allocating CPU / frees (with a CPU) over the key's last
-	 * LOCALITY_SAMPLES windows with frees, and how many there were */
+	/* frees on the allocating CPU / frees (with a CPU) over the last
+	 * LOCALITY_SAMPLES windows (of time), and how many of them had frees */
 	double recent_locality;
 	uint32_t recent_windows;
 	/* persistence: refaults of the file (or pool) over the recent

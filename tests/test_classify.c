@@ -131,6 +131,8 @@ static void classify__refaults_repeat_for_seconds__thrash_with_numbers(void **st
 	/* a few refaults in a large insert stream are not thrash */
 	thrashing_file();
 	e.recent_page_adds = 60000;
+	e.refault_pages = 100;
+	e.refault_share = 100.0 / 512;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	/* nor is a high share of very few pages */
 	thrashing_file();
@@ -341,7 +343,7 @@ static void classify__remote_frees_of_one_size__false_sharing(void **state)
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
 	/* the key's first windows: too few to tell */
 	e.recent_locality = 0.03;
-	e.recent_windows = 2;
+	e.recent_windows = 4;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
 	e.recent_windows = 10;
 	/* mixed sizes: not the one-line pattern */

@@ -104,8 +104,8 @@ static void workload__mixed__every_phase_labelled_as_its_truth(void **state)
 	FILE *f;
 
 	need_root(state);
-	/* 30 s: kvref runs 28 s, 7 s a phase */
-	daemon_start(&d, "workload", 30, extra);
+	/* 42 s: kvref runs 40 s, 10 s a phase (8 s scored) */
+	daemon_start(&d, "workload", 42, extra);
 	assert_int_equal(daemon_wait(&d), 0);
 	check_summary(&d, true);
 	f = fopen(d.out, "r");
@@ -322,7 +322,7 @@ static void workload__mixed_beside_cpu_hog__every_phase_labelled(void **state)
 		for (;;)
 			;
 	}
-	daemon_start(&d, "workload-hog", 30, extra);
+	daemon_start(&d, "workload-hog", 42, extra);
 	assert_int_equal(daemon_wait(&d), 0);
 	kill(hog, SIGKILL);
 	waitpid(hog, NULL, 0);

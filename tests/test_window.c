@@ -497,6 +497,39 @@ static void wtable_close__balanced_churn__no_old_objects(void **state)
 	wtable_free(wt);
 }
 
+static void wtable_close__remote_frees_over_a_second__recent_locality(void **state)
+{
+	struct wrow last = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
+	struct cs_event e;
+	int w, i;
+
+	(void)state;
+	/* 10 windows of handoff: 4 frees a window, 3 on the other CPU */
+	for (w = 0; w < 10; w++) {
+		for (i = 0; i < 4; i++) {
+			uint64_t ptr = 0x1000 + (w * 4 + i) * 256;
+
+			e = alloc_ev(T0 + w * WIN + 1 + i, ptr, 0, 64, 0xaa);
+			wtable_add(wt, &e);
+			e = free_ev(T0 + w * WIN + 10 + i, ptr, i ? 1 : 0, 0, 9);
+			wtable_add(wt, &e);
+		}
+	}
+	wtable_close_until(wt, T0 + 10 * WIN);
+	assert_int_equal(last.recent_windows, 10);
+	assert_true(fabs(last.recent_locality - 0.25) < 1e-9);
+	/* a second later, one window of local frees: the handoff is over */
+	e = alloc_ev(T0 + 30 * WIN + 1, 0x9000, 0, 64, 0xaa);
+	wtable_add(wt, &e);
+	e = free_ev(T0 + 30 * WIN + 2, 0x9000, 0, 0, 1);
+	wtable_add(wt, &e);
+	wtable_close_until(wt, T0 + 31 * WIN);
+	assert_int_equal(last.recent_windows, 1);
+	assert_true(last.recent_locality == 1.0);
+	wtable_free(wt);
+}
+
 static int first_acc(struct acc *a, void *ctx)
 {
 	*(struct acc **)ctx = a;
@@ -699,6 +732,7 @@ int main(void)
 		cmocka_unit_test(wtable_close__balanced_churn__no_old_objects),
 		cmocka_unit_test(acc_old_objs__cohorts_and_older__counted_by_cutoff),
 		cmocka_unit_test(wtable_add__kv_swap_in_soon_after_swap_out__repeat),
+		cmocka_unit_test(wtable_close__remote_frees_over_a_second__recent_locality),
 		cmocka_unit_test(wtable_close__refaults_over_seconds__persistence_evidence),
 		cmocka_unit_test(wtable_close__gpu_records__gpu_keys_and_joined_host_row),
 	};
