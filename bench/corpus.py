@@ -51,9 +51,12 @@ MEMCG = ("if [ -e /sys/fs/cgroup/cgroup.controllers ]; then cg=/sys/fs/cgroup/cs
 # name: (seconds of daemon, shell command, expected label or None,
 #        responsible (key glob, comm glob) pairs, allowed key globs, grace s)
 CORPUS = {
-    # client and server on the two CPUs: every connection's request sock is
-    # made where the SYN arrives and freed where accept() runs
-    "stress-sock": (14, "stress-ng --sock 1 --timeout 10", "false_sharing",
+    # client and server pinned to the two CPUs (stress-ng does not pin):
+    # every connection's request sock is made where the SYN arrives and
+    # freed where accept() runs
+    "stress-sock": (14, "stress-ng --sock 1 --timeout 10 & sleep 0.5; i=0; "
+                    "for p in $(pgrep -f stress-ng-sock); do taskset -p -c $((i % 2)) $p >/dev/null; "
+                    "i=$((i + 1)); done; wait", "false_sharing",
                     [("request_sock_TCP", "stress-ng*")], ["skbuff_*", "kmalloc-*"], 1.0),
     "stress-udp": (14, "stress-ng --udp 1 --timeout 10", None, [], [], 0),
     "stress-fork": (14, "stress-ng --fork 1 --timeout 10", None, [], [], 0),

@@ -58,6 +58,8 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... and than this many median lifetimes of the key being old ..." },
 	[R_LEAK_MIN_CACHE_SHARE] = { "leak_min_cache_share", 0.5,
 		"... only while the kernel's own count of the cache grows by this share of the key's growth" },
+	[R_LEAK_MIN_WARMUP_S] = { "leak_min_warmup_s", 5.0,
+		"a rise too small for the kernel's count to confirm is a leak only when its allocations began this long after the key's first event (not a process's start-up)" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
 		"a cluster takes an anomaly label when this share of its members carry it" },
 };
@@ -310,6 +312,14 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 			}
 		}
 	}
+	/* vmalloc areas: the kernel frees them lazily, in batches (and the
+	 * kernel stacks of exited tasks only after an RCU grace period, which
+	 * lazy RCU stretches to seconds): in use by no process */
+	if (!strcmp(key, "vmap_area")) {
+		snprintf(reason, n, "normal: %s %s: vmalloc areas the kernel frees lazily, in batches",
+			 key, what);
+		return LABEL_NORMAL;
+	}
 	/* page-cache helpers (buffer_head, radix_tree_node), inodes: freed
 	 * when memory is short; only dentries have a count of those in use */
 	if (strcmp(key, "dentry") && kv && kv->cache_reclaimable &&
@@ -332,6 +342,11 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 		if (e->unseen_frees)
 			add(reason, n, " (unseen frees %.0f%% of allocs)",
 			    e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0);
+		return LABEL_NORMAL;
+	}
+	if (coarse && e->old_warmup_s < t[R_LEAK_MIN_WARMUP_S]) {
+		snprintf(reason, n, "normal: %s %s, %.1f s after the key's first event: start-up growth that the kernel's count (in slabs hiding %ld) cannot confirm",
+			 key, what, e->old_warmup_s, res);
 		return LABEL_NORMAL;
 	}
 	snprintf(reason, n, "leak: %s %s", key, what);

@@ -50,7 +50,7 @@ struct evidence {
 	 * population rose over old_rise_s seconds without falling */
 	uint64_t age_ns;
 	int64_t old_objs, old_rise;
-	double old_rise_s, old_quiet_s;
+	double old_rise_s, old_quiet_s, old_warmup_s;
 	uint32_t old_steps;
 	double recent_locality;	/* over the key's last windows with frees */
 	uint32_t recent_windows;

@@ -287,10 +287,20 @@ static void snap_add(struct daemon *d, const struct wrow *r)
 	sr->live = r->live_objs;
 }
 
+/* exec renames a process after its first keys were named: read its comm
+ * again once a second */
+#define COMM_REFRESH_NS 1000000000ull
+
 static void on_row(const struct wrow *r, void *ctx)
 {
 	struct daemon *d = ctx;
+	struct acc *a = (struct acc *)r->acc;
 	const struct vec_entry *v;
+
+	if ((r->window - a->comm_window) * d->env.window_ms * 1000000ull >= COMM_REFRESH_NS) {
+		a->comm_window = r->window;
+		loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm));
+	}
 
 	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
 	if (v)

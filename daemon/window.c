@@ -269,6 +269,8 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	if (a->old_steps) {
 		r->old_rise_s = (double)(a->old_last_step_ns - a->old_first_step_ns) / 1e9;
 		r->old_quiet_s = (double)(end - a->old_last_step_ns) / 1e9;
+		r->old_warmup_s = a->old_first_step_ns > a->first_ns + age ?
+			(double)(a->old_first_step_ns - age - a->first_ns) / 1e9 : 0;
 	}
 }
 
@@ -994,6 +996,8 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 		memset(s, 0, sizeof(*s));
 		s->window = w;
 	}
+	if (!a->first_ns)
+		a->first_ns = e->ts_ns;
 	if (k.domain == DOM_SLAB)
 		add_slab(a, s, e);
 	else if (k.domain == DOM_PAGE)

@@ -102,6 +102,7 @@ struct acc {
 	char name[64];		/* cache name, or dev:ino */
 	char file[CS_CACHE_NAME_LEN];
 	char comm[CS_COMM_LEN];
+	uint64_t comm_window;	/* when comm was last read (exec renames) */
 	struct wslot slot[2];
 	int64_t live_objs, live_bytes;	/* since the daemon started */
 	uint64_t total_allocs, total_frees;
@@ -126,6 +127,7 @@ struct acc {
 	uint32_t old_steps;	/* windows of the rise in which it rose */
 	uint64_t old_start_allocs, old_start_frees;	/* totals when it started */
 	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
+	uint64_t first_ns;	/* the key's first event */
 	bool expiry_known;
 	/* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
 	uint64_t loc_win[LOCALITY_SAMPLES];
@@ -167,6 +169,8 @@ struct wrow {
 	int64_t old_rise;
 	double old_rise_s;	/* from its first rise to its last */
 	double old_quiet_s;	/* since its last rise */
+	double old_warmup_s;	/* from the key's first event to the allocations
+				 * behind the rise: a process's start-up grows */
 	uint32_t old_steps;	/* in how many windows it rose: steady, not one jump */
 	uint64_t old_rise_allocs, old_rise_frees;	/* since the rise began; frees
 							 * a tracepoint saw */
