@@ -60,6 +60,8 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... only while the kernel's own count of the cache grows by this share of the key's growth" },
 	[R_LEAK_MIN_WARMUP_S] = { "leak_min_warmup_s", 5.0,
 		"a rise too small for the kernel's count to confirm is a leak only when its allocations began this long after the key's first event (not a process's start-up)" },
+	[R_LEAK_CONFIRM_FREE_SHARE] = { "leak_confirm_free_share", 0.9,
+		"... or when frees seen / allocs of the rise is at least this, with no unseen frees (the events see the key's frees)" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
 		"a cluster takes an anomaly label when this share of its members carry it" },
 };
@@ -335,8 +337,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	 * contradict a rise larger than the objects it cannot see (unless it
 	 * falls), and only by falling short of it by more than those */
 	coarse = !err && res > 0 && (double)e->old_rise <= (double)res && kgrowth >= 0;
-	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth &&
-	    kgrowth * got < (double)(e->old_rise > res ? e->old_rise - (res > 0 ? res : 0) : 0)) {
+	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
 		if (e->unseen_frees)
@@ -344,7 +345,10 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 			    e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0);
 		return LABEL_NORMAL;
 	}
-	if (coarse && e->old_warmup_s < t[R_LEAK_MIN_WARMUP_S]) {
+	/* unconfirmed: trust the events where they see the key's frees
+	 * (nothing unseen), or where the key is past its start-up */
+	if (coarse && e->old_warmup_s < t[R_LEAK_MIN_WARMUP_S] &&
+	    (fr < t[R_LEAK_CONFIRM_FREE_SHARE] || e->unseen_frees)) {
 		snprintf(reason, n, "normal: %s %s, %.1f s after the key's first event: start-up growth that the kernel's count (in slabs hiding %ld) cannot confirm",
 			 key, what, e->old_warmup_s, res);
 		return LABEL_NORMAL;

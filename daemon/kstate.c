@@ -21,6 +21,7 @@ struct kcache {
 	uint32_t kmalloc_size;	/* objects of N bytes in a kmalloc cache, else 0 */
 	uint32_t per_slab;	/* objects per slab; 0: an exact count */
 	int8_t reclaimable;	/* 1, 0, or -1: not read yet */
+	int32_t cpu_partial;	/* objects a CPU's partial slabs keep; -1: not read */
 	int64_t val[KSTATE_SAMPLES];
 };
 
@@ -107,6 +108,7 @@ static struct kcache *kcache_get(struct kstate *ks, const char *name)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->kmalloc_size = kmalloc_size_of(name);
 	c->reclaimable = -1;
+	c->cpu_partial = -1;
 	return c;
 }
 
@@ -243,7 +245,28 @@ int kstate_reclaimable(struct kstate *ks, const char *cache)
 	return v;
 }
 
-long kstate_resolution(const struct kstate *ks, const char *cache)
+/* SLUB's per-CPU partial slabs, in objects (sysfs cpu_partial); 0 if unknown. */
+static int32_t cpu_partial_of(struct kstate *ks, struct kcache *c)
+{
+	char path[300];
+	int v = 0;
+	FILE *f;
+
+	if (c->cpu_partial >= 0 || !c->per_slab)
+		return c->cpu_partial > 0 ? c->cpu_partial : 0;
+	snprintf(path, sizeof(path), "%s/%s/cpu_partial",
+		 ks->slab_dir ? ks->slab_dir : "/sys/kernel/slab", c->name);
+	f = strchr(c->name, '/') ? NULL : fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1 || v < 0)
+			v = 0;
+		fclose(f);
+	}
+	c->cpu_partial = v;
+	return v;
+}
+
+long kstate_resolution(struct kstate *ks, const char *cache)
 {
 	uint32_t want = kmalloc_size_of(cache);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), res = -1;
@@ -252,11 +275,12 @@ long kstate_resolution(const struct kstate *ks, const char *cache)
 	if (cpus < 1)
 		cpus = 1;
 	for (i = 0; ks && i < ks->n; i++) {
-		const struct kcache *c = &ks->c[i];
+		struct kcache *c = &ks->c[i];
 
 		if (want ? c->kmalloc_size != want : strcmp(c->name, cache))
 			continue;
-		res = (res < 0 ? 0 : res) + 2L * cpus * c->per_slab;
+		res = (res < 0 ? 0 : res) +
+		      cpus * (2L * c->per_slab + cpu_partial_of(ks, c));
 	}
 	return res;
 }

@@ -57,9 +57,10 @@ int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
 /* How many objects the kernel's count of cache can gain without showing
  * it: /proc/slabinfo counts every object of a CPU's active and partial
  * slabs as in use, so objects filling their free slots change nothing
- * (two slabs' worth per CPU, of every cache summed); 0 for the exact
- * dentry count, -1 when the cache is unknown. */
-long kstate_resolution(const struct kstate *ks, const char *cache);
+ * (per CPU: two slabs and the partial slabs' objects, sysfs cpu_partial;
+ * of every cache summed); 0 for the exact counts (dentries, vmalloc
+ * areas), -1 when the cache is unknown. */
+long kstate_resolution(struct kstate *ks, const char *cache);
 
 /* Kernel symbols, loaded once: "name+0xoff" of addr into buf.  Returns 0,
  * or -ENOENT (no symbol; buf gets the hex address). */

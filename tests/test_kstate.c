@@ -68,6 +68,7 @@ static struct kstate *ks_new(void)
 	put(vm, "0x1-0x2 20480 irq_init_percpu_irqstack+0xca/0x100 vmap\n"
 		"0x3-0x4 16384 dup_task_struct+0x4f/0x1b0 pages=4 vmalloc\n");
 	assert_int_equal(kstate_set_vmallocinfo(ks, vm), 0);
+	assert_int_equal(kstate_set_slab_dir(ks, "/nonexistent"), 0);
 	return ks;
 }
 
