@@ -75,7 +75,7 @@ CORPUS = {
                      "dd if={d}/cyc.dat iflag=nocache count=0 2>/dev/null; " + MEMCG +
                      "sh -c \"echo \\$\\$ > $cg/cgroup.procs; i=0; while [ \\$i -lt 60 ]; do "
                      "cat {d}/cyc.dat > /dev/null; i=\\$((i + 1)); done\"; rmdir $cg",
-                     "thrash", [("file:cyc.dat", "*")], [], 1.5),
+                     "thrash", [("file:*", "cat")], [], 1.5),
     "shell-fd-leak": (16, "bash -c 'for i in $(seq 1200); do exec {{fd}}</dev/null; sleep 0.01; done'",
                       "leak", [("filp", "bash")], ["lsm_file_cache", "kmalloc-*"], 10),
     "fd-leak-in-churn": (14, B + "/tests/helpers/fdchurn 100 100 --keep 5 --period-ms 100",
@@ -121,7 +121,7 @@ def run(name, keep):
 
 def matches(r, key, comm):
     if key.startswith("file:"):
-        ok = fnmatch.fnmatch(r["file"], key[5:])
+        ok = r["domain"] == "page" and fnmatch.fnmatch(r["file"], key[5:])
     else:
         ok = fnmatch.fnmatch(r["key"], key)
     return ok and fnmatch.fnmatch(r["comm"], comm)

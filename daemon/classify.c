@@ -60,7 +60,7 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... only while the kernel's own count of the cache grows by this share of the key's growth" },
 	[R_LEAK_MIN_WARMUP_S] = { "leak_min_warmup_s", 5.0,
 		"a rise too small for the kernel's count to confirm is a leak only when its allocations began this long after the key's first event (not a process's start-up)" },
-	[R_LEAK_CONFIRM_FREE_SHARE] = { "leak_confirm_free_share", 0.9,
+	[R_LEAK_CONFIRM_FREE_SHARE] = { "leak_confirm_free_share", 0.93,
 		"... or when frees seen / allocs of the rise is at least this, with no unseen frees (the events see the key's frees)" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
 		"a cluster takes an anomaly label when this share of its members carry it" },
