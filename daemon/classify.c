@@ -46,6 +46,10 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... (frees seen / allocs of the rise above this: the key's frees are visible) ..." },
 	[R_LEAK_MIN_STEPS] = { "leak_min_steps", 4,
 		"... in at least this many windows (steadily, not one jump) ..." },
+	[R_LEAK_MIN_STEPS_S] = { "leak_min_steps_s", 1.0,
+		"... and at least this many per second of the rise (spread over it, not a flat stretch and a burst) ..." },
+	[R_LEAK_MAX_STEP_SHARE] = { "leak_max_step_share", 0.5,
+		"... none of them more than this share of the whole rise ..." },
 	[R_LEAK_MIN_OBJECTS] = { "leak_min_objects", 16,
 		"... by at least this many objects in all ..." },
 	[R_LEAK_MAX_QUIET_S] = { "leak_max_quiet_s", 1.0,
@@ -283,7 +287,9 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	fr = e->old_rise_allocs ? (double)e->old_rise_frees / e->old_rise_allocs : 0;
 	seen = fr > t[R_LEAK_SEEN_FREE_SHARE];
 	old = e->old_objs > 0 && e->old_steps >= t[R_LEAK_MIN_STEPS] &&
+	      e->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
 	      e->old_rise >= t[R_LEAK_MIN_OBJECTS] &&
+	      (double)e->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)e->old_rise &&
 	      e->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
 	      rise_s >= (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
 	      e->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;

@@ -51,6 +51,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.old_rise = r->old_rise;
 	e.old_rise_s = r->old_rise_s;
 	e.old_steps = r->old_steps;
+	e.old_max_step = r->old_max_step;
 	e.old_quiet_s = r->old_quiet_s;
 	e.old_warmup_s = r->old_warmup_s;
 	e.recent_locality = r->recent_locality;

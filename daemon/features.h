@@ -52,6 +52,7 @@ struct evidence {
 	int64_t old_objs, old_rise;
 	double old_rise_s, old_quiet_s, old_warmup_s;
 	uint32_t old_steps;
+	int64_t old_max_step;
 	double recent_locality;	/* over the key's last windows with frees */
 	uint32_t recent_windows;
 	uint64_t old_rise_allocs, old_rise_frees;

@@ -254,16 +254,20 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 		a->old_start = r->old_objs;
 		a->old_start_ns = end;
 		a->old_steps = 0;
+		a->old_max_step = 0;
 		a->old_start_allocs = a->total_allocs;
 		a->old_start_frees = a->total_frees - a->total_unseen_frees;
 	} else if (r->old_objs > a->old_last) {
 		if (!a->old_steps++)
 			a->old_first_step_ns = end;
 		a->old_last_step_ns = end;
+		if (r->old_objs - a->old_last > a->old_max_step)
+			a->old_max_step = r->old_objs - a->old_last;
 	}
 	a->old_last = r->old_objs;
 	r->old_rise = r->old_objs - a->old_start;
 	r->old_steps = a->old_steps;
+	r->old_max_step = a->old_max_step;
 	r->old_rise_allocs = a->total_allocs - a->old_start_allocs;
 	r->old_rise_frees = a->total_frees - a->total_unseen_frees - a->old_start_frees;
 	if (a->old_steps) {

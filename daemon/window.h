@@ -125,6 +125,7 @@ struct acc {
 	uint64_t old_start_ns;	/* when it started (a window's end) */
 	uint64_t old_first_step_ns, old_last_step_ns;	/* its first and last rise */
 	uint32_t old_steps;	/* windows of the rise in which it rose */
+	int64_t old_max_step;	/* the largest of those rises */
 	uint64_t old_start_allocs, old_start_frees;	/* totals when it started */
 	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
 	uint64_t first_ns;	/* the key's first event */
@@ -172,6 +173,7 @@ struct wrow {
 	double old_warmup_s;	/* from the key's first event to the allocations
 				 * behind the rise: a process's start-up grows */
 	uint32_t old_steps;	/* in how many windows it rose: steady, not one jump */
+	int64_t old_max_step;	/* the largest rise of one window */
 	uint64_t old_rise_allocs, old_rise_frees;	/* since the rise began; frees
 							 * a tracepoint saw */
 	/* frees on the allocating CPU / frees (with a CPU) over the last

@@ -195,6 +195,7 @@ static void leaking_fds(void)
 	e.old_rise = 2640;
 	e.old_rise_s = 8.0;
 	e.old_steps = 32;
+	e.old_max_step = 120;
 	e.old_rise_allocs = 3000;
 	e.old_rise_frees = 0;
 }
@@ -278,6 +279,7 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	e.old_rise = 100;
 	e.old_rise_s = 2.0;
 	e.old_steps = 8;
+	e.old_max_step = 13;
 	e.old_rise_allocs = 3000;
 	e.old_rise_frees = 2850;
 	kgrowth = 48;
@@ -330,6 +332,21 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	e.old_objs = 3;
 	e.old_rise = 3;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	/* four steps over 6 s: a flat stretch and a late burst */
+	e.old_rise_s = 6.2;
+	e.old_rise = 33;
+	e.old_steps = 4;
+	e.old_max_step = 11;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	e.old_rise_s = 2.0;
+	e.old_rise = 100;
+	e.old_steps = 8;
+	e.old_max_step = 13;
+	/* a few steps, but one of them carries most of the rise: a burst
+	 * (children not reaped yet), not a steady leak */
+	e.old_max_step = 60;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	e.old_max_step = 13;
 	/* objects that came in one burst and grew old together */
 	e.old_objs = 100;
 	e.old_rise = 100;
