@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The maps, counters and record plumbing every program shares: the per-CPU
+ * rings and their drop counters, the live-object and evicted-page maps, the
+ * name maps, the filter, and one helper that fills a record's header.
+ * Included once, by cachescope.bpf.c, after its tunables.
+ */
+#ifndef CS_MAPS_BPF_H
+#define CS_MAPS_BPF_H
+
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CS_RINGBUF_BYTES);
+};
+
+/* One ring buffer per CPU; the loader creates them and fills this array. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, CS_MAX_CPUS);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cs_stats);
+} stats SEC(".maps");
+
+/* Global page-cache eviction sequence, the clock of refault distances. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} evict_seq SEC(".maps");
+
+/* Per-CPU LRU lists: an insert takes no global lock.  The capacity is
+ * shared out between CPUs' lists; a free on any CPU still finds its entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_LIVE_MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__type(key, __u64);
+	__type(value, struct cs_live);
+} live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_EVICTED_MAX_ENTRIES);
+	__type(key, struct cs_page_key);
+	__type(value, struct cs_evicted);
+} evicted SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CS_CACHE_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct cs_cache_info);
+} cache_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_COMM_MAX_ENTRIES);
+	__type(key, __u32);
+	__type(value, char[CS_COMM_LEN]);
+} task_comm SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_COMM_MAX_ENTRIES);
+	__type(key, struct cs_file_key);
+	__type(value, char[CS_CACHE_NAME_LEN]);
+} file_name SEC(".maps");
+
+/* Processes to trace when filter_tgid is set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CS_TGID_MAX_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+static __always_inline struct cs_stats *stats_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+#define STAT_INC(st, field) \
+	do { if (st) __sync_fetch_and_add(&(st)->field, 1); } while (0)
+
+static __always_inline bool comm_matches(void)
+{
+	char comm[CS_COMM_LEN];
+	int i;
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (i = 0; i < CS_COMM_LEN; i++) {
+		if (comm[i] != comm_filter[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+static __always_inline bool traced(__u32 tgid)
+{
+	if (tgid == self_tgid)
+		return false;
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (filter_cgroup && bpf_get_current_cgroup_id() != cgroup_id)
+		return false;
+	if (filter_comm && !comm_matches())
+		return false;
+	return true;
+}
+
+static __always_inline void remember_comm(__u32 tgid)
+{
+	char comm[CS_COMM_LEN];
+
+	if (bpf_map_lookup_elem(&task_comm, &tgid))
+		return;
+	bpf_get_current_comm(comm, sizeof(comm));
+	bpf_map_update_elem(&task_comm, &tgid, comm, BPF_NOEXIST);
+}
+
+/* Reserve a record on this CPU's ring; counts the attempt and any drop. */
+static __always_inline struct cs_event *event_reserve(struct cs_stats *st,
+						      void **ringp, __u32 cpu)
+{
+	struct cs_event *e;
+	void *ring;
+
+	STAT_INC(st, produced);
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring) {
+		STAT_INC(st, no_ring);
+		STAT_INC(st, dropped);
+		return NULL;
+	}
+	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+	if (!e) {
+		STAT_INC(st, dropped);
+		return NULL;
+	}
+	*ringp = ring;
+	return e;
+}
+
+/* Wake the reader only once a batch has piled up; the daemon also drains
+ * every ring on its window tick, so a quiet ring is never stranded. */
+static __always_inline void event_submit(struct cs_event *e, void *ring)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+/* Fill the header every record starts with. */
+static __always_inline void event_header(struct cs_event *e, __u64 ts, __u32 tgid,
+					 __u32 pid, __u32 cpu, __u32 node, __u8 type,
+					 __u8 flags)
+{
+	e->ts_ns = ts;
+	e->tgid = tgid;
+	e->pid = pid;
+	e->cpu = cpu;
+	e->node = node;
+	e->type = type;
+	e->flags = flags;
+	e->order = 0;
+}
+
+/* For records about the current task: check the filter, reserve a record
+ * of this type and fill its header; NULL when filtered out or full. */
+static __always_inline struct cs_event *task_event(__u8 type, void **ringp)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, cpu;
+	struct cs_event *e;
+
+	if (!traced(tgid))
+		return NULL;
+	remember_comm(tgid);
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(stats_get(), ringp, cpu);
+	if (!e)
+		return NULL;
+	event_header(e, bpf_ktime_get_ns(), tgid, (__u32)id, cpu, bpf_get_numa_node_id(),
+		     type, 0);
+	return e;
+}
+
+#endif /* CS_MAPS_BPF_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records from user-space probes: kvref's KV-cache blocks and the CUPTI
+ * library's GPU records, both with the current task's header.
+ * Included once, by cachescope.bpf.c, after its tunables.
+ */
+#ifndef CS_PROBES_BPF_H
+#define CS_PROBES_BPF_H
+
+static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
+{
+	void *ring = NULL;
+	struct cs_event *e = task_event(CS_EV_KV, &ring);
+
+	if (!e)
+		return 0;
+	e->kv.hash = hash;
+	e->kv.arg = arg;
+	e->kv.block = block;
+	e->kv.op = op;
+	event_submit(e, ring);
+	return 0;
+}
+
+static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes,
+				    __u64 addr, __u32 stream, __u16 kind)
+{
+	void *ring = NULL;
+	struct cs_event *e = task_event(CS_EV_GPU, &ring);
+
+	if (!e)
+		return 0;
+	e->gpu.start = start;
+	e->gpu.end = end;
+	e->gpu.bytes = bytes;
+	e->gpu.addr = addr;
+	e->gpu.stream = stream;
+	e->gpu.kind = kind;
+	e->gpu.op = op;
+	e->gpu.pad = 0;
+	event_submit(e, ring);
+	return 0;
+}
+
+#endif /* CS_PROBES_BPF_H */

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The slab programs' logic: an alloc remembers its object in the live map (and
+ * reports the unseen free of an address handed out again); a free that finds
+ * its object reports lifetime and CPUs to the allocating process.
+ * Included once, by cachescope.bpf.c, after its tunables.
+ */
+#ifndef CS_SLAB_BPF_H
+#define CS_SLAB_BPF_H
+
+static __always_inline void remember_cache(const struct kmem_cache *s)
+{
+	struct cs_cache_info info = {};
+	__u64 key = (__u64)s;
+	const char *name;
+
+	if (bpf_map_lookup_elem(&cache_info, &key))
+		return;
+	name = BPF_CORE_READ(s, name);
+	bpf_probe_read_kernel_str(info.name, sizeof(info.name), name);
+	info.object_size = BPF_CORE_READ(s, object_size);
+	info.size = BPF_CORE_READ(s, size);
+	bpf_map_update_elem(&cache_info, &key, &info, BPF_NOEXIST);
+}
+
+/* Fill a free record of object ptr from what its alloc recorded. */
+static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
+				      const struct cs_live *v, __u64 now,
+				      __u64 call_site, __u32 cpu, __u8 extra)
+{
+	event_header(e, now, v->tgid, (__u32)bpf_get_current_pid_tgid(), cpu,
+		     bpf_get_numa_node_id(), CS_EV_SLAB_FREE, v->flags | extra);
+	e->slab.cache = v->cache;
+	e->slab.ptr = ptr;
+	e->slab.call_site = call_site;
+	e->slab.bytes_req = 0;
+	e->slab.bytes_alloc = v->bytes_alloc;
+	e->slab.lifetime_ns = now > v->ts_ns ? now - v->ts_ns : 0;
+	e->slab.alloc_cpu = v->cpu;
+	e->slab.alloc_node = v->node;
+	e->slab.req_node = -1;
+	e->slab.pad = 0;
+}
+
+/* The allocator handed out an address that is still live in the map: the
+ * object there was freed by a path with no tracepoint (kmem_cache_free_bulk,
+ * the network stack's per-CPU skb cache, RCU batches).  Report that free,
+ * to the old object's key, before the new alloc replaces the entry; its
+ * lifetime ends now and its CPU is unknown (CS_F_UNSEEN). */
+static __always_inline void report_unseen_free(struct cs_stats *st, __u64 ptr,
+					       __u64 now, __u32 cpu)
+{
+	struct cs_live *vp = bpf_map_lookup_elem(&live, &ptr), v;
+	struct cs_event *e;
+	void *ring = NULL;
+
+	STAT_INC(st, live_replaced);
+	if (!vp)
+		return;
+	v = *vp;
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return;
+	fill_free(e, ptr, &v, now, 0, cpu, CS_F_UNSEEN);
+	event_submit(e, ring);
+}
+
+static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
+					__u64 cache, __u32 bytes_req,
+					__u32 bytes_alloc, int req_node,
+					__u8 flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, cpu, node;
+	struct cs_live v = {};
+	struct cs_stats *st;
+	struct cs_event *e;
+	__u64 key = (__u64)ptr, now;
+	void *ring = NULL;
+	int err;
+
+	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
+		return 0;
+	if (!traced(tgid))
+		return 0;
+	st = stats_get();
+	now = bpf_ktime_get_ns();
+	cpu = bpf_get_smp_processor_id();
+	node = bpf_get_numa_node_id();
+
+	v.ts_ns = now;
+	v.cache = cache;
+	v.call_site = call_site;
+	v.tgid = tgid;
+	v.bytes_alloc = bytes_alloc;
+	v.cpu = cpu;
+	v.node = node;
+	v.flags = flags;
+	err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		report_unseen_free(st, key, now, cpu);
+		bpf_map_update_elem(&live, &key, &v, BPF_ANY);
+	} else if (!err) {
+		STAT_INC(st, live_inserted);
+	}
+	remember_comm(tgid);
+
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	event_header(e, now, tgid, (__u32)id, cpu, node, CS_EV_SLAB_ALLOC, flags);
+	e->slab.cache = cache;
+	e->slab.ptr = key;
+	e->slab.call_site = call_site;
+	e->slab.bytes_req = bytes_req;
+	e->slab.bytes_alloc = bytes_alloc;
+	e->slab.lifetime_ns = 0;
+	e->slab.alloc_cpu = cpu;
+	e->slab.alloc_node = node;
+	e->slab.req_node = req_node;
+	e->slab.pad = 0;
+	event_submit(e, ring);
+	return 0;
+}
+
+static __always_inline int handle_free(__u64 call_site, const void *ptr)
+{
+	__u64 key = (__u64)ptr;
+	struct cs_live *vp, v;
+	struct cs_stats *st;
+	struct cs_event *e;
+	void *ring = NULL;
+	__u32 cpu;
+
+	if (key <= 16)
+		return 0;
+	vp = bpf_map_lookup_elem(&live, &key);
+	st = stats_get();
+	if (!vp) {
+		STAT_INC(st, free_unmatched);
+		return 0;
+	}
+	v = *vp;
+	/* Two frees racing for one object: only the one that deletes reports. */
+	if (bpf_map_delete_elem(&live, &key))
+		return 0;
+	STAT_INC(st, live_deleted);
+
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &ring, cpu);
+	if (!e)
+		return 0;
+	fill_free(e, key, &v, bpf_ktime_get_ns(), call_site, cpu, 0);
+	event_submit(e, ring);
+	return 0;
+}
+
+static __always_inline __u64 kmalloc_id(__u64 bytes_alloc)
+{
+	return bytes_alloc < CS_KMALLOC_ID_MAX ? bytes_alloc : CS_KMALLOC_ID_MAX - 1;
+}
+
+/* Classic kmem_cache_alloc has no cache pointer, only its name: hash the
+ * name into a stable id and remember it, so records look the same. */
+static __always_inline __u64 cache_id_from_name(void *ctx, __u32 data_loc)
+{
+	struct cs_cache_info info = {};
+	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a */
+	int i;
+
+	bpf_probe_read_kernel_str(info.name, sizeof(info.name),
+				  (char *)ctx + (data_loc & 0xffff));
+	for (i = 0; i < CS_CACHE_NAME_LEN; i++) {
+		if (!info.name[i])
+			break;
+		h = (h ^ (__u8)info.name[i]) * 0x100000001b3ull;
+	}
+	h |= 1ull << 63;	/* never a kmalloc id */
+	bpf_map_update_elem(&cache_info, &h, &info, BPF_NOEXIST);
+	return h;
+}
+
+#endif /* CS_SLAB_BPF_H */
