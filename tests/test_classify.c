@@ -286,10 +286,11 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	assert_string_equal(reason, "leak: filp 100 objects older than 1.0 s, +50/s for 2.0 s amid churn (frees/allocs 0.95); cache filp +48/s over 2.0 s");
 	/* a handful of objects is no leak, however steady */
-	e.old_objs = 12;
-	e.old_rise = 12;
+	e.old_objs = 6;
+	e.old_rise = 6;
 	e.old_rise_s = 4.0;
-	e.old_steps = 8;
+	e.old_steps = 6;
+	e.old_max_step = 1;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	/* a rise the kernel's slab-sized count cannot show: not contradicted */
 	e.old_objs = 30;
@@ -328,7 +329,7 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	e.old_objs = 0;
 	e.old_rise = 0;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
-	/* a few long-lived objects, then flat: too slow to be a leak */
+	/* a few long-lived objects, then flat: too few to be a leak */
 	e.old_objs = 3;
 	e.old_rise = 3;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);

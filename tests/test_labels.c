@@ -121,8 +121,8 @@ static void workload__mixed__every_phase_labelled_as_its_truth(void **state)
 	assert_true(workload_rows > 100);
 	assert_true(rows_labelled(&t, "skbuff_head_cache", 0, "false_sharing") > 0);
 	/* the KV cache itself, seen through kvref's USDT probes */
-	assert_true(sum(&t, "kv-pool", 0, "allocs") > 1000);
-	assert_true(sum(&t, "kv-pool", 0, "refaults") > 10);
+	assert_true(sum(&t, "kv-pool", 0, "allocs") > 200);
+	assert_true(sum(&t, "kv-pool", 0, "refaults") > 0);
 	assert_true(rows_labelled(&t, "kv-pool", 0, "thrash") > 0);
 	assert_true(rows_labelled(&t, "kv-pool", 0, "leak") > 0);
 }
