@@ -52,6 +52,8 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... none of them more than this share of the whole rise ..." },
 	[R_LEAK_MIN_OBJECTS] = { "leak_min_objects", 8,
 		"... by at least this many objects in all ..." },
+	[R_LEAK_MIN_SHARE] = { "leak_min_share", 0.01,
+		"... and by at least this share of the key's allocs meanwhile (not a residue of heavy churn) ..." },
 	[R_LEAK_MAX_QUIET_S] = { "leak_max_quiet_s", 1.0,
 		"... the last of them at most this many seconds ago (still rising, not a warm-up that ended) ..." },
 	[R_LEAK_BLIND_RISE_S] = { "leak_blind_rise_s", 8.0,
@@ -289,6 +291,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	old = e->old_objs > 0 && e->old_steps >= t[R_LEAK_MIN_STEPS] &&
 	      e->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
 	      e->old_rise >= t[R_LEAK_MIN_OBJECTS] &&
+	      (double)e->old_rise >= t[R_LEAK_MIN_SHARE] * (double)e->old_rise_allocs &&
 	      (double)e->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)e->old_rise &&
 	      e->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
 	      rise_s >= (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
