@@ -211,6 +211,12 @@ static void add(char *reason, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Frees no tracepoint saw, in % of the window's allocs. */
+static double unseen_pct(const struct evidence *e)
+{
+	return e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0;
+}
+
 static void add_site(const struct evidence *e, const struct kview *kv,
 		     char *reason, size_t n)
 {
@@ -343,15 +349,14 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	      kv->cache_growth(kv->ctx, key, span, &kgrowth, &got) : -ENOSYS;
 	res = !err && kv->cache_resolution ? kv->cache_resolution(kv->ctx, key) : 0;
 	/* the kernel's count moves in steps of whole slabs: it can only
-	 * contradict a rise larger than the objects it cannot see (unless it
-	 * falls), and only by falling short of it by more than those */
+	 * contradict a rise larger than the objects it cannot see, unless it
+	 * falls */
 	coarse = !err && res > 0 && (double)e->old_rise <= (double)res && kgrowth >= 0;
 	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
 		if (e->unseen_frees)
-			add(reason, n, " (unseen frees %.0f%% of allocs)",
-			    e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0);
+			add(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
 		return LABEL_NORMAL;
 	}
 	/* unconfirmed: trust the events where they see the key's frees
@@ -371,8 +376,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	else
 		add(reason, n, "; no kernel count of this cache to check");
 	if (e->unseen_frees)
-		add(reason, n, "; unseen frees %.0f%% of allocs",
-		    e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0);
+		add(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
 	add_site(e, kv, reason, n);
 	return LABEL_LEAK;
 }

@@ -86,6 +86,13 @@ static uint32_t kmalloc_size_of(const char *name)
 	return v <= UINT32_MAX ? (uint32_t)v : 0;
 }
 
+/* Whether c counts towards cache: kmalloc-<N> is every kmalloc cache of N
+ * bytes (want = N), any other name itself. */
+static bool kcache_is(const struct kcache *c, const char *cache, uint32_t want)
+{
+	return want ? c->kmalloc_size == want : !strcmp(c->name, cache);
+}
+
 static struct kcache *kcache_get(struct kstate *ks, const char *name)
 {
 	struct kcache *c;
@@ -213,12 +220,30 @@ int kstate_set_vmallocinfo(struct kstate *ks, const char *path)
 	return 0;
 }
 
-int kstate_reclaimable(struct kstate *ks, const char *cache)
+/* An integer attribute of a cache in SLUB's sysfs: 0 and *v, or -errno. */
+static int slab_attr(const struct kstate *ks, const char *cache, const char *attr, int *v)
 {
 	char path[300];
-	struct kcache *c;
-	int v = -1;
+	int err = 0;
 	FILE *f;
+
+	if (strchr(cache, '/') || !strcmp(cache, "..") || !strcmp(cache, "."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%s/%s",
+		 ks->slab_dir ? ks->slab_dir : "/sys/kernel/slab", cache, attr);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", v) != 1)
+		err = -EINVAL;
+	fclose(f);
+	return err;
+}
+
+int kstate_reclaimable(struct kstate *ks, const char *cache)
+{
+	struct kcache *c;
+	int v = -1, err;
 	size_t i;
 
 	if (!ks || kmalloc_size_of(cache))	/* kmalloc-N: a mix; the -rcl ones are few */
@@ -228,17 +253,10 @@ int kstate_reclaimable(struct kstate *ks, const char *cache)
 			c = &ks->c[i];
 	if (c && c->reclaimable >= 0)
 		return c->reclaimable;
-	if (strchr(cache, '/') || !strcmp(cache, "..") || !strcmp(cache, "."))
-		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/%s/reclaim_account",
-		 ks->slab_dir ? ks->slab_dir : "/sys/kernel/slab", cache);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%d", &v) != 1 || (v != 0 && v != 1))
-		v = -1;
-	fclose(f);
-	if (v < 0)
+	err = slab_attr(ks, cache, "reclaim_account", &v);
+	if (err)
+		return err;
+	if (v != 0 && v != 1)
 		return -EINVAL;
 	if (c)
 		c->reclaimable = (int8_t)v;
@@ -248,20 +266,12 @@ int kstate_reclaimable(struct kstate *ks, const char *cache)
 /* SLUB's per-CPU partial slabs, in objects (sysfs cpu_partial); 0 if unknown. */
 static int32_t cpu_partial_of(struct kstate *ks, struct kcache *c)
 {
-	char path[300];
 	int v = 0;
-	FILE *f;
 
 	if (c->cpu_partial >= 0 || !c->per_slab)
 		return c->cpu_partial > 0 ? c->cpu_partial : 0;
-	snprintf(path, sizeof(path), "%s/%s/cpu_partial",
-		 ks->slab_dir ? ks->slab_dir : "/sys/kernel/slab", c->name);
-	f = strchr(c->name, '/') ? NULL : fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1 || v < 0)
-			v = 0;
-		fclose(f);
-	}
+	if (slab_attr(ks, c->name, "cpu_partial", &v) || v < 0)
+		v = 0;
 	c->cpu_partial = v;
 	return v;
 }
@@ -277,7 +287,7 @@ long kstate_resolution(struct kstate *ks, const char *cache)
 	for (i = 0; ks && i < ks->n; i++) {
 		struct kcache *c = &ks->c[i];
 
-		if (want ? c->kmalloc_size != want : strcmp(c->name, cache))
+		if (!kcache_is(c, cache, want))
 			continue;
 		res = (res < 0 ? 0 : res) +
 		      cpus * (2L * c->per_slab + cpu_partial_of(ks, c));
@@ -299,11 +309,17 @@ int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
 	double x[KSTATE_SAMPLES], y[KSTATE_SAMPLES];
 	uint32_t want = kmalloc_size_of(cache), n = 0, j;
 	uint64_t newest, s, avail;
-	bool found = false;
-	size_t i;
+	size_t i, nm = 0, *match;
 
 	if (!ks->samples)
 		return -ENODATA;
+	/* the caches that count, found once rather than at every sample */
+	match = malloc((ks->n ? ks->n : 1) * sizeof(*match));
+	if (!match)
+		return -ENOMEM;
+	for (i = 0; i < ks->n; i++)
+		if (kcache_is(&ks->c[i], cache, want))
+			match[nm++] = i;
 	avail = ks->samples < KSTATE_SAMPLES ? ks->samples : KSTATE_SAMPLES;
 	newest = ks->ts[(ks->samples - 1) % KSTATE_SAMPLES];
 	for (s = 0; s < avail; s++) {
@@ -312,18 +328,13 @@ int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
 
 		if (newest - ks->ts[k] > span_ns)
 			break;
-		for (i = 0; i < ks->n; i++) {
-			const struct kcache *c = &ks->c[i];
-
-			if (want ? c->kmalloc_size == want : !strcmp(c->name, cache)) {
-				sum += (double)c->val[k];
-				found = true;
-			}
-		}
+		for (i = 0; i < nm; i++)
+			sum += (double)ks->c[match[i]].val[k];
 		x[n] = -(double)(newest - ks->ts[k]) / 1e9;
 		y[n++] = sum;
 	}
-	if (!found || n < 2)
+	free(match);
+	if (!nm || n < 2)
 		return -ENOENT;
 	/* x counts back from the newest sample: reverse so it runs forward */
 	for (j = 0; j < n / 2; j++) {
