@@ -40,6 +40,7 @@ const volatile bool filter_comm = false;
 const volatile char comm_filter[CS_COMM_LEN] = {};
 const volatile __u32 wakeup_bytes = 256 << 10;
 const volatile __u32 page_shift = 12;
+const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
 
 #include "maps.bpf.h"
 #include "slab.bpf.h"
@@ -57,7 +58,7 @@ int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
 	remember_cache(s);
 	/* typed argument: plain loads, no probe-read helper calls */
 	return handle_alloc(call_site, ptr, (__u64)s, s->object_size, s->size,
-			    node, 0);
+			    node, 0, true);
 }
 
 SEC("tp_btf/kmem_cache_free")
@@ -72,7 +73,7 @@ int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags, int node)
 {
 	return handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req,
-			    bytes_alloc, node, CS_F_KMALLOC);
+			    bytes_alloc, node, CS_F_KMALLOC, true);
 }
 
 SEC("tp_btf/kfree")
@@ -88,7 +89,7 @@ int BPF_PROG(btf_page_add, struct folio *folio)
 
 	if (!folio_identify(folio, &fid))
 		return 0;
-	return handle_page_add(&fid);
+	return handle_page_add(&fid, true);
 }
 
 SEC("tp_btf/mm_filemap_delete_from_page_cache")
@@ -98,7 +99,7 @@ int BPF_PROG(btf_page_del, struct folio *folio)
 
 	if (!folio_identify(folio, &fid))
 		return 0;
-	return handle_page_del(&fid);
+	return handle_page_del(&fid, true);
 }
 
 /* exec renames the process: refresh its comm for keys created after it */
@@ -208,7 +209,7 @@ int tp_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
 		return 0;
 	cache = cache_id_from_name(ctx, ctx->__data_loc_name);
 	return handle_alloc(ctx->call_site, ctx->ptr, cache, ctx->bytes_req,
-			    ctx->bytes_alloc, ctx->node, 0);
+			    ctx->bytes_alloc, ctx->node, 0, false);
 }
 
 SEC("tracepoint/kmem/kmem_cache_free")
@@ -222,7 +223,7 @@ int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
 {
 	return handle_alloc(ctx->call_site, ctx->ptr,
 			    kmalloc_id(ctx->bytes_alloc), ctx->bytes_req,
-			    ctx->bytes_alloc, ctx->node, CS_F_KMALLOC);
+			    ctx->bytes_alloc, ctx->node, CS_F_KMALLOC, false);
 }
 
 SEC("tracepoint/kmem/kfree")
@@ -251,7 +252,7 @@ int tp_page_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 	struct folio_id fid;
 
 	classic_fid(ctx, &fid);
-	return handle_page_add(&fid);
+	return handle_page_add(&fid, false);
 }
 
 SEC("tracepoint/filemap/mm_filemap_delete_from_page_cache")
@@ -260,7 +261,7 @@ int tp_page_del(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 	struct folio_id fid;
 
 	classic_fid(ctx, &fid);
-	return handle_page_del(&fid);
+	return handle_page_del(&fid, false);
 }
 
 SEC("tracepoint/sched/sched_process_exec")

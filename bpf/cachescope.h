@@ -72,6 +72,25 @@ enum cs_kv_op {
 					 * still live in the map (bulk, per-CPU
 					 * skb cache, RCU batch frees) */
 
+/* Key ids that are not processes.  A process younger than the daemon's fold
+ * age is counted under its command's family: CS_TGID_FAMILY | a 30-bit hash
+ * of its comm (pid_max is at most 2^22, so no tgid looks like one).  The
+ * daemon's catch-all key of a cache, CS_TGID_OTHER, holds what it stopped
+ * tracking apart: keys of exited processes, keys past its key budget. */
+#define CS_TGID_FAMILY		0x40000000u
+#define CS_TGID_FAMILY_MASK	0x3fffffffu
+#define CS_TGID_OTHER		0x80000000u
+
+static inline __u32 cs_family_of(const char *comm)
+{
+	__u32 h = 2166136261u;	/* FNV-1a, 32 bits */
+	int i;
+
+	for (i = 0; i < CS_COMM_LEN && comm[i]; i++)
+		h = (h ^ (unsigned char)comm[i]) * 16777619u;
+	return CS_TGID_FAMILY | (h & CS_TGID_FAMILY_MASK);
+}
+
 /* A slab cache id is the kmem_cache pointer (a kernel address, far above
  * 4 GiB), or for kmalloc objects the allocated size, which the daemon names
  * "kmalloc-<size>": the tracepoint does not say which kmalloc cache served. */
@@ -79,7 +98,8 @@ enum cs_kv_op {
 
 struct cs_event {
 	__u64 ts_ns;		/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
-	__u32 tgid;		/* allocating process for slab records */
+	__u32 tgid;		/* allocating process for slab records, or its
+				 * family (CS_TGID_FAMILY) while it is young */
 	__u32 pid;
 	__u16 cpu;
 	__u16 node;		/* NUMA node of the CPU at the event */

@@ -130,6 +130,36 @@ static __always_inline void remember_comm(__u32 tgid)
 	bpf_map_update_elem(&task_comm, &tgid, comm, BPF_NOEXIST);
 }
 
+/* The id a record is counted under: the process, or while it is younger
+ * than fold_young_ns its command's family (cs_family_of), so that a fork
+ * storm of /bin/true is a key per cache, not a key per cache and process.
+ * The live map keeps the id an object was counted under, so its free goes
+ * to the same key: a long-lived process's first moments stay with its
+ * family.  btf: the caller is a BTF program (plain loads of the task). */
+static __always_inline __u32 key_tgid(__u32 tgid, __u64 now, bool btf)
+{
+	char comm[CS_COMM_LEN];
+	__u64 start;
+	__u32 fam;
+
+	if (!fold_young_ns || !tgid)
+		return tgid;
+	if (btf) {
+		start = bpf_get_current_task_btf()->group_leader->start_time;
+	} else {
+		struct task_struct *t = (void *)bpf_get_current_task();
+
+		start = BPF_CORE_READ(t, group_leader, start_time);
+	}
+	if (now - start >= fold_young_ns)
+		return tgid;
+	bpf_get_current_comm(comm, sizeof(comm));
+	fam = cs_family_of(comm);
+	if (!bpf_map_lookup_elem(&task_comm, &fam))
+		bpf_map_update_elem(&task_comm, &fam, comm, BPF_NOEXIST);
+	return fam;
+}
+
 /* Reserve a record on this CPU's ring; counts the attempt and any drop. */
 static __always_inline struct cs_event *event_reserve(struct cs_stats *st,
 						      void **ringp, __u32 cpu)
@@ -180,22 +210,26 @@ static __always_inline void event_header(struct cs_event *e, __u64 ts, __u32 tgi
 }
 
 /* For records about the current task: check the filter, reserve a record
- * of this type and fill its header; NULL when filtered out or full. */
-static __always_inline struct cs_event *task_event(__u8 type, void **ringp)
+ * of this type and fill its header; NULL when filtered out or full.
+ * fold: count a young process under its family (key_tgid). */
+static __always_inline struct cs_event *task_event(__u8 type, void **ringp,
+						   bool fold, bool btf)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 tgid = id >> 32, cpu;
 	struct cs_event *e;
 
 	if (!traced(tgid))
 		return NULL;
+	now = bpf_ktime_get_ns();
+	if (fold)
+		tgid = key_tgid(tgid, now, btf);
 	remember_comm(tgid);
 	cpu = bpf_get_smp_processor_id();
 	e = event_reserve(stats_get(), ringp, cpu);
 	if (!e)
 		return NULL;
-	event_header(e, bpf_ktime_get_ns(), tgid, (__u32)id, cpu, bpf_get_numa_node_id(),
-		     type, 0);
+	event_header(e, now, tgid, (__u32)id, cpu, bpf_get_numa_node_id(), type, 0);
 	return e;
 }
 

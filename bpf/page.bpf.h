@@ -114,10 +114,10 @@ static __always_inline __u64 granule_bits(struct folio_id *fid, __u64 g)
 /* Emit a page-cache record for the current task, if it is traced. */
 static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 				      __u32 refault_pages, __u32 repeat_pages,
-				      __u64 refault_ns, __u64 refault_dist)
+				      __u64 refault_ns, __u64 refault_dist, bool btf)
 {
 	void *ring = NULL;
-	struct cs_event *e = task_event(type, &ring);
+	struct cs_event *e = task_event(type, &ring, true, btf);
 
 	if (!e)
 		return;
@@ -135,7 +135,7 @@ static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 	event_submit(e, ring);
 }
 
-static __always_inline int handle_page_add(struct folio_id *fidp)
+static __always_inline int handle_page_add(struct folio_id *fidp, bool btf)
 {
 	struct cs_page_key pk = {};
 	struct cs_evicted *ev, best = {};
@@ -182,11 +182,11 @@ static __always_inline int handle_page_add(struct folio_id *fidp)
 			refault_dist = *seqp - best.seq;
 	}
 	emit_page(&fid, CS_EV_PAGE_ADD, refault_pages, repeat_pages, refault_ns,
-		  refault_dist);
+		  refault_dist, btf);
 	return 0;
 }
 
-static __always_inline int handle_page_del(struct folio_id *fidp)
+static __always_inline int handle_page_del(struct folio_id *fidp, bool btf)
 {
 	struct cs_page_key pk = {};
 	struct cs_evicted ev = {}, *evp;
@@ -233,7 +233,7 @@ static __always_inline int handle_page_del(struct folio_id *fidp)
 	}
 
 emit:
-	emit_page(&fid, CS_EV_PAGE_DEL, 0, 0, 0, 0);
+	emit_page(&fid, CS_EV_PAGE_DEL, 0, 0, 0, 0, btf);
 	return 0;
 }
 

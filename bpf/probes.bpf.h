@@ -10,7 +10,7 @@
 static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 {
 	void *ring = NULL;
-	struct cs_event *e = task_event(CS_EV_KV, &ring);
+	struct cs_event *e = task_event(CS_EV_KV, &ring, false, false);
 
 	if (!e)
 		return 0;
@@ -26,7 +26,7 @@ static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes
 				    __u64 addr, __u32 stream, __u16 kind)
 {
 	void *ring = NULL;
-	struct cs_event *e = task_event(CS_EV_GPU, &ring);
+	struct cs_event *e = task_event(CS_EV_GPU, &ring, false, false);
 
 	if (!e)
 		return 0;

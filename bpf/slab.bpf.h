@@ -68,7 +68,7 @@ static __always_inline void report_unseen_free(struct cs_stats *st, __u64 ptr,
 static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 					__u64 cache, __u32 bytes_req,
 					__u32 bytes_alloc, int req_node,
-					__u8 flags)
+					__u8 flags, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, cpu, node;
@@ -88,6 +88,7 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	cpu = bpf_get_smp_processor_id();
 	node = bpf_get_numa_node_id();
 
+	tgid = key_tgid(tgid, now, btf);
 	v.ts_ns = now;
 	v.cache = cache;
 	v.call_site = call_site;

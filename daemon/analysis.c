@@ -22,6 +22,7 @@ void analysis_init(struct analysis *a, const struct rules *rules,
 	a->eps = p->eps;
 	a->min_pts = p->min_pts;
 	a->history_windows = p->history_windows;
+	a->history_max = p->history_max;
 }
 
 void analysis_release(struct analysis *a)
@@ -182,6 +183,24 @@ int analysis_nearest_core(const struct analysis *a, const double *x)
 	return cluster;
 }
 
+/* Drop the oldest drop vectors; the core index follows them. */
+static void trim_front(struct analysis *a, size_t drop)
+{
+	size_t i, k = 0;
+
+	if (!drop)
+		return;
+	memmove(a->v, a->v + drop, (a->n - drop) * sizeof(*a->v));
+	a->n -= drop;
+	for (i = 0; i < a->ncores; i++) {
+		if (a->cores[i].idx < drop)
+			continue;
+		a->cores[k] = a->cores[i];
+		a->cores[k++].idx -= drop;
+	}
+	a->ncores = k;
+}
+
 const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 				     uint64_t window_ns)
 {
@@ -191,6 +210,13 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 
 	if (!features_from_row(r, window_ns, &f, &ev))
 		return NULL;
+	if (a->history_max && a->n >= a->history_max) {
+		/* an eighth at a time: one move per many vectors */
+		size_t drop = a->n - a->history_max + a->history_max / 8 + 1;
+
+		a->history_trimmed += drop;
+		trim_front(a, drop);
+	}
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 1024;
 		struct vec_entry *v = realloc(a->v, cap * sizeof(*v));
@@ -221,11 +247,17 @@ static void trim_history(struct analysis *a, uint64_t now_window)
 
 	while (drop < a->n && a->v[drop].window + a->history_windows <= now_window)
 		drop++;
-	if (!drop)
-		return;
-	a->grid_ok = false;	/* its indices move; the next run rebuilds it */
-	memmove(a->v, a->v + drop, (a->n - drop) * sizeof(*a->v));
-	a->n -= drop;
+	trim_front(a, drop);
+}
+
+double analysis_history_s(const struct analysis *a, uint64_t now_window,
+			  uint64_t window_ns)
+{
+	uint64_t w = a->history_windows;
+
+	if (a->n && now_window > a->v[0].window && now_window - a->v[0].window < w)
+		w = now_window - a->v[0].window;
+	return (double)(w * window_ns) / 1e9;
 }
 
 struct pair {

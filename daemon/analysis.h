@@ -45,6 +45,8 @@ struct analysis {
 	double eps;
 	unsigned int min_pts;
 	uint64_t history_windows;
+	size_t history_max;	/* vectors kept at most (0: no limit) */
+	uint64_t history_trimmed;	/* vectors dropped early for history_max */
 	int next_id;
 	struct cluster_info *clusters;
 	size_t nclusters;
@@ -76,7 +78,13 @@ struct analysis_params {
 	double eps;
 	unsigned int min_pts;
 	uint64_t history_windows;
+	size_t history_max;	/* past it the oldest vectors go first */
 };
+
+/* Seconds of history held now (shorter than history_windows once
+ * history_max trims it). */
+double analysis_history_s(const struct analysis *a, uint64_t now_window,
+			  uint64_t window_ns);
 
 void analysis_init(struct analysis *a, const struct rules *rules,
 		   const struct analysis_params *p);

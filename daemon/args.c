@@ -45,6 +45,9 @@ enum {
 	OPT_WORKLOAD,
 	OPT_GPU_LIB,
 	OPT_WORKLOAD_BACKEND,
+	OPT_HISTORY_MAX,
+	OPT_MAX_KEYS,
+	OPT_FOLD_MS,
 };
 
 static const struct argp_option options[] = {
@@ -63,6 +66,9 @@ static const struct argp_option options[] = {
 	{ "eps", OPT_EPS, "X", 0, "DBSCAN radius in the scaled feature space, (0, 2.24] (default 0.08)", 0 },
 	{ "min-pts", OPT_MIN_PTS, "N", 0, "DBSCAN core-point threshold, itself included (default 5)", 0 },
 	{ "history-s", OPT_HISTORY, "SEC", 0, "Re-cluster the vectors of the last SEC seconds (default 60)", 0 },
+	{ "history-max", OPT_HISTORY_MAX, "N", 0, "Keep at most N vectors for clustering; past it the oldest go first and the history is shorter (default 16384)", 0 },
+	{ "max-keys", OPT_MAX_KEYS, "N", 0, "Track at most N keys apart; past it the longest idle are merged into their cache's 'others' key (default 4096)", 0 },
+	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
@@ -86,6 +92,9 @@ void env_defaults(struct env *env)
 	env->eps = 0.08;
 	env->min_pts = 5;
 	env->history_s = 60;
+	env->history_max = 16384;
+	env->max_keys = 4096;
+	env->fold_ms = 1000;
 }
 
 /* strtol with range and trailing-garbage checks; one line on failure. */
@@ -197,6 +206,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return parse_long("min-pts", arg, 1, 100000, &env->min_pts) ? EINVAL : 0;
 	case OPT_HISTORY:
 		return parse_long("history-s", arg, 1, 3600, &env->history_s) ? EINVAL : 0;
+	case OPT_HISTORY_MAX:
+		return parse_long("history-max", arg, 256, 1l << 24, &env->history_max) ? EINVAL : 0;
+	case OPT_MAX_KEYS:
+		return parse_long("max-keys", arg, 64, 1l << 22, &env->max_keys) ? EINVAL : 0;
+	case OPT_FOLD_MS:
+		return parse_long("fold-ms", arg, 0, 3600000, &env->fold_ms) ? EINVAL : 0;
 	case OPT_RULE:
 		if (!strchr(arg, '=')) {
 			fprintf(stderr, "cachescoped: invalid --rule '%s': expected NAME=VALUE\n", arg);

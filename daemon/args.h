@@ -35,6 +35,10 @@ struct env {
 	double eps;
 	long min_pts;
 	long history_s;
+	long history_max;	/* vectors kept for clustering at most */
+	long max_keys;		/* keys tracked apart at most */
+	long fold_ms;		/* processes younger than this count under their
+				 * command's family; 0: never */
 	const char *rules_path;
 	const char *workload;		/* kvref scenario to drive, or NULL */
 	const char *workload_backend;	/* kvref --backend; NULL: cpu */

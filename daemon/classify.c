@@ -406,8 +406,10 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 		return l;
 	/* objects handed between CPUs while hot: many short-lived objects
 	 * freed remotely; a burst of old objects freed elsewhere (process
-	 * exit, reclaim) is not it */
-	if (e->remote_frees && e->recent_locality < t[R_FS_MAX_LOCALITY] &&
+	 * exit, reclaim) is not it, nor what a family of processes that live
+	 * under a second hands over as they are born and die (SIGCHLD's
+	 * sigqueue, freed by the parent on its CPU) */
+	if (e->remote_frees && !e->family && e->recent_locality < t[R_FS_MAX_LOCALITY] &&
 	    e->recent_windows >= t[R_FS_MIN_WINDOWS] &&
 	    e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
 	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] &&

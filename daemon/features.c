@@ -32,6 +32,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 		return false;
 
 	e.window_s = secs;
+	e.family = tgid_is_family(r->acc->key.tgid);
 	e.ops = ops;
 	e.allocs = s->allocs;
 	e.frees = s->frees;

@@ -34,6 +34,7 @@ enum feat_dim {
 
 struct evidence {
 	double window_s;		/* length of the window */
+	bool family;			/* the key is a family of young processes */
 	uint64_t ops;			/* allocs + frees, or page adds + deletes */
 	uint64_t allocs, frees;
 	int64_t live_objs, live_bytes;

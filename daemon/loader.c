@@ -175,6 +175,8 @@ static int configure(struct loader *ld, const struct env *env)
 	skel->rodata->filter_tgid = env->npids > 0;
 	skel->rodata->wakeup_bytes = ring_bytes / 8;
 	skel->rodata->page_shift = __builtin_ctz(sysconf(_SC_PAGESIZE));
+	/* processes named with --pid are what the user wants apart */
+	skel->rodata->fold_young_ns = env->npids ? 0 : (uint64_t)env->fold_ms * 1000000ull;
 	if (env->comm[0]) {
 		skel->rodata->filter_comm = true;
 		memcpy((char *)skel->rodata->comm_filter, env->comm, sizeof(env->comm));

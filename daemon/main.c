@@ -109,8 +109,19 @@ static void resolve_key(struct acc *a, void *ctx)
 	if (a->key.domain == DOM_PAGE)
 		loader_file_name(&d->ld, a->key.dev, a->key.id, a->key.gen, a->file,
 				 sizeof(a->file));
-	if (loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
+	if (a->key.tgid != CS_TGID_OTHER &&
+	    loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
 		snprintf(a->comm, sizeof(a->comm), "?");
+}
+
+/* /proc shows every process, whatever our capabilities */
+static bool process_alive(uint32_t tgid, void *ctx)
+{
+	char path[32];
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%u", tgid);
+	return !access(path, F_OK) || errno != ENOENT;
 }
 
 /* ---- the kernel's own numbers, for the rules ---- */
@@ -167,8 +178,17 @@ static const char *csv_columns[] = {
 	"cluster", "label", "reason",
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
-	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site",
+	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
 };
+
+/* The tgid column of a key: the process, or what stands for many. */
+static const char *tgid_str(uint32_t tgid, char *buf, size_t n)
+{
+	if (tgid == CS_TGID_OTHER || tgid_is_family(tgid))
+		return tgid_kind(tgid);
+	snprintf(buf, n, "%u", tgid);
+	return buf;
+}
 
 static void csv_header(struct csv *c)
 {
@@ -192,7 +212,10 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	csv_str(c, domain_name(a->key.domain));
 	csv_str(c, a->name);
 	csv_str(c, a->file);
-	csv_u64(c, a->key.tgid);
+	if (a->key.tgid == CS_TGID_OTHER || tgid_is_family(a->key.tgid))
+		csv_str(c, "");
+	else
+		csv_u64(c, a->key.tgid);
 	csv_str(c, a->comm);
 	csv_str(c, d->driving && wl_is_workload(&d->wl, a->key.tgid) ? "workload" : "system");
 	csv_u64(c, s->allocs);
@@ -253,6 +276,7 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	} else {
 		csv_str(c, "");
 	}
+	csv_str(c, tgid_kind(a->key.tgid));
 	csv_end_row(c);
 }
 
@@ -297,7 +321,8 @@ static void on_row(const struct wrow *r, void *ctx)
 	struct acc *a = (struct acc *)r->acc;
 	const struct vec_entry *v;
 
-	if ((r->window - a->comm_window) * d->env.window_ms * 1000000ull >= COMM_REFRESH_NS) {
+	if (a->key.tgid != CS_TGID_OTHER &&
+	    (r->window - a->comm_window) * d->env.window_ms * 1000000ull >= COMM_REFRESH_NS) {
 		a->comm_window = r->window;
 		loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm));
 	}
@@ -343,6 +368,15 @@ static void print_stats(struct daemon *d, FILE *out)
 	fprintf(out, "free_unmatched %" PRIu64 "\nunseen_frees %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
 		(uint64_t)c.k.free_unmatched, (uint64_t)c.k.live_replaced, ps.recursion_misses);
 	fprintf(out, "page_evictions %" PRIu64 "\n", (uint64_t)c.k.evictions);
+	fprintf(out, "keys_dropped %" PRIu64 "\nkeys_exited %" PRIu64 "\nkeys_idle_merged %" PRIu64
+		"\nkeys_evicted %" PRIu64 "\nothers_events %" PRIu64 "\n",
+		c.w.keys_dropped, c.w.keys_exited, c.w.keys_idle_merged, c.w.keys_evicted,
+		c.w.others_events);
+	fprintf(out, "history_vectors %zu\nhistory_s %.1f\nhistory_trimmed %" PRIu64 "\n",
+		d->an.n, analysis_history_s(&d->an, wtable_window_of(d->wt, now_ns(CLOCK_MONOTONIC)),
+					    d->env.window_ms * 1000000ull),
+		d->an.history_trimmed);
+	fprintf(out, "cluster_runs %" PRIu64 "\ncluster_ms %.1f\n", d->an.runs, d->an.last_run_ms);
 	fprintf(out, "gpu_records %" PRIu64 "\ncupti_dropped %" PRIu64 "\n",
 		d->gpu_records, d->cupti_dropped);
 }
@@ -367,10 +401,11 @@ static void print_top_window(struct daemon *d, FILE *out, long n)
 		"pg_adds", "refaults");
 	for (i = 0; i < d->snap_n && (long)i < n; i++) {
 		const struct snap_row *r = &d->snap[i];
+		char t[16];
 
-		fprintf(out, "%-6s %-28s %-16s %8u %-16s %9" PRIu64 " %9" PRIu64
+		fprintf(out, "%-6s %-28s %-16s %8s %-16s %9" PRIu64 " %9" PRIu64
 			" %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
-			r->domain, r->name, r->file, r->tgid, r->comm, r->allocs,
+			r->domain, r->name, r->file, tgid_str(r->tgid, t, sizeof(t)), r->comm, r->allocs,
 			r->frees, r->live, r->page_adds, r->refaults);
 	}
 }
@@ -457,10 +492,12 @@ static void print_busiest(struct daemon *d)
 	       "pg_dels", "refaults");
 	for (i = 0; i < b.n && (long)i < d->env.top; i++) {
 		const struct acc *a = b.v[i];
+		char t[16];
 
-		printf("%-6s %-28s %-16.16s %8u %-16s %10" PRIu64 " %10" PRIu64
+		printf("%-6s %-28s %-16.16s %8s %-16s %10" PRIu64 " %10" PRIu64
 		       " %9" PRId64 " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 "\n",
-		       domain_name(a->key.domain), a->name, a->file, a->key.tgid,
+		       domain_name(a->key.domain), a->name, a->file,
+		       tgid_str(a->key.tgid, t, sizeof(t)),
 		       a->comm, a->total_allocs, a->total_frees, a->live_objs,
 		       a->total_page_adds, a->total_page_dels, a->total_refaults);
 	}
@@ -503,9 +540,10 @@ static void print_labelled(struct daemon *d)
 	       "normal", "thrash", "f_share", "leak");
 	for (i = 0; i < b.n && acc_anomalies(b.v[i]); i++) {
 		const struct acc *a = b.v[i];
+		char t[16];
 
-		printf("%-6s %-28s %8u %-16s %7u %7u %7u %7u\n", domain_name(a->key.domain),
-		       a->name, a->key.tgid, a->comm, a->label_counts[LABEL_NORMAL],
+		printf("%-6s %-28s %8s %-16s %7u %7u %7u %7u\n", domain_name(a->key.domain),
+		       a->name, tgid_str(a->key.tgid, t, sizeof(t)), a->comm, a->label_counts[LABEL_NORMAL],
 		       a->label_counts[LABEL_THRASH], a->label_counts[LABEL_FALSE_SHARING],
 		       a->label_counts[LABEL_LEAK]);
 	}
@@ -540,6 +578,12 @@ static void print_summary(struct daemon *d)
 	       ps.recursion_misses, (uint64_t)c.k.free_unmatched,
 	       (uint64_t)c.k.live_replaced, live_ev, page_ev,
 	       (uint64_t)c.k.evictions, (uint64_t)c.k.truncations);
+	printf("keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64 " idle_merged=%" PRIu64
+	       " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
+	       "; history: %zu vectors, %" PRIu64 " trimmed (max %ld)\n",
+	       c.w.keys, c.w.keys_dropped, c.w.keys_exited, c.w.keys_idle_merged, c.w.keys_evicted,
+	       d->env.max_keys, c.w.others_events, d->an.n,
+	       d->an.history_trimmed, d->env.history_max);
 	if (d->gpu_lib[0])
 		printf("gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 "\n", d->gpu_records,
 		       d->cupti_dropped);
@@ -646,6 +690,7 @@ static int setup_rules(struct daemon *d)
 		.eps = d->env.eps,
 		.min_pts = d->env.min_pts,
 		.history_windows = d->env.history_s * 1000 / d->env.window_ms,
+		.history_max = (size_t)d->env.history_max,
 	};
 	struct rules rules;
 	int i, err, line;
@@ -862,6 +907,10 @@ int main(int argc, char **argv)
 		.age_min_ns = (uint64_t)(d.an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
 		.age_lifetimes = d.an.rules.v[R_LEAK_AGE_LIFETIMES],
 		.expiry_ns = rules_expiry_ns,
+	});
+	wtable_set_limits(d.wt, &(struct wtable_limits){
+		.max_keys = (size_t)d.env.max_keys,
+		.alive = process_alive,
 	});
 	setup_kstate(&d);
 	if (d.env.socket_path) {

@@ -4,7 +4,16 @@
  * with two window slots (see window.h for why two).  Closing a window walks
  * the keys once, derives the row of every key that saw traffic in it, hands
  * the row to the caller and clears the slot.  Keys idle for a minute with no
- * live objects are forgotten, so the table follows the working set.
+ * live objects are forgotten, so the table follows the working set.  Keys
+ * that still count live objects are merged into their cache's others key
+ * (CS_TGID_OTHER) when their process has exited, when a family has been
+ * idle for a minute, or, longest idle first, when the table reaches its
+ * budget.  A later free of one of their objects makes the key again, one
+ * object short, and the next merge evens it out: the sum over keys never
+ * loses an object.  (The free cannot go to the others key at once: the
+ * rings are drained one CPU after another, so a new key's first free may
+ * come before its first alloc.)  So the table stays within its budget
+ * whatever the load, and no count is lost.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +24,8 @@
 
 #define GC_EVERY_WINDOWS 64
 #define GC_IDLE_NS (60ull * 1000000000ull)
+/* a process's key idle this long is checked for the process's exit */
+#define GC_EXIT_CHECK_NS (5ull * 1000000000ull)
 
 struct fhist;
 
@@ -30,6 +41,8 @@ struct wtable {
 	struct wtable_rules rules;
 	struct fhist **files;	/* refault history per file */
 	size_t fcap, nfiles;
+	struct wtable_limits lim;
+	uint64_t room_window;	/* the last window make_room found none */
 };
 
 const char *domain_name(int domain)
@@ -408,7 +421,13 @@ static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	struct thist *th;
 	uint32_t i;
 
-	th = a->key.domain == DOM_PAGE ? file_thist(wt, &a->key, refaulted) : &a->th;
+	if (a->key.domain == DOM_PAGE) {
+		th = file_thist(wt, &a->key, refaulted);
+	} else {
+		if (!a->th && refaulted)
+			a->th = calloc(1, sizeof(*a->th));
+		th = a->th;
+	}
 	if (!th)
 		return;
 	/* inserts count once the file has refaulted: the share of them that
@@ -477,6 +496,8 @@ static void acc_free(struct acc *a)
 {
 	if (!a)
 		return;
+	free(a->slot);
+	free(a->th);
 	free(a->kv_use_ts);
 	free(a->kv_use_cpu);
 	free(a);
@@ -520,28 +541,28 @@ static int table_resize(struct wtable *wt, size_t cap)
 	return 0;
 }
 
-static struct acc *acc_get(struct wtable *wt, const struct wkey *k)
+/* The key's slot in the table: its entry, or the empty slot it would take. */
+static size_t acc_slot(const struct wtable *wt, const struct wkey *k)
 {
-	struct acc *a;
-	size_t i;
+	size_t i = key_hash(k) & (wt->cap - 1);
 
-	i = key_hash(k) & (wt->cap - 1);
-	while (wt->slots[i]) {
-		if (key_eq(&wt->slots[i]->key, k))
-			return wt->slots[i];
+	while (wt->slots[i] && !key_eq(&wt->slots[i]->key, k))
 		i = (i + 1) & (wt->cap - 1);
-	}
-	if ((wt->n + 1) * 10 > wt->cap * 7) {
-		if (table_resize(wt, wt->cap * 2))
-			return NULL;
-		return acc_get(wt, k);
-	}
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return NULL;
-	a->key = *k;
-	a->slot[0].window = a->slot[1].window = WINDOW_NONE;
-	if (k->domain == DOM_PAGE)
+	return i;
+}
+
+static struct acc *acc_find(const struct wtable *wt, const struct wkey *k)
+{
+	return wt->slots[acc_slot(wt, k)];
+}
+
+static void acc_name(struct acc *a)
+{
+	const struct wkey *k = &a->key;
+
+	if (k->domain == DOM_PAGE && k->tgid == CS_TGID_OTHER && !k->id)
+		snprintf(a->name, sizeof(a->name), "other-files");
+	else if (k->domain == DOM_PAGE)
 		snprintf(a->name, sizeof(a->name), "%u:%u:%llu", k->dev >> 20,
 			 k->dev & 0xfffff, (unsigned long long)k->id);
 	else if (k->domain == DOM_KV)
@@ -556,11 +577,193 @@ static struct acc *acc_get(struct wtable *wt, const struct wkey *k)
 	else
 		snprintf(a->name, sizeof(a->name), "cache-%llx",
 			 (unsigned long long)k->id);
+}
+
+static struct acc *acc_create(struct wtable *wt, const struct wkey *k)
+{
+	struct acc *a;
+	size_t i;
+
+	if ((wt->n + 1) * 10 > wt->cap * 7 && table_resize(wt, wt->cap * 2))
+		return NULL;
+	i = acc_slot(wt, k);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->key = *k;
+	acc_name(a);
 	if (wt->resolve)
 		wt->resolve(a, wt->ctx);
+	if (k->tgid == CS_TGID_OTHER)
+		snprintf(a->comm, sizeof(a->comm), "(others)");
 	wt->slots[i] = a;
 	wt->n++;
 	return a;
+}
+
+/* The others key of k's cache (slab, kv, gpu) or of all files (page). */
+static struct wkey others_key(const struct wkey *k)
+{
+	struct wkey o = *k;
+
+	o.tgid = CS_TGID_OTHER;
+	if (k->domain == DOM_PAGE)
+		o.id = o.dev = o.gen = 0;
+	return o;
+}
+
+static bool acc_open(const struct acc *a)
+{
+	return a->slot && (a->slot[0].window != WINDOW_NONE ||
+			   a->slot[1].window != WINDOW_NONE);
+}
+
+static void cohort_advance(struct acc *a, uint64_t c);
+
+/* Add src's live objects, totals and history into dst (its others key). */
+static void acc_merge(struct acc *dst, const struct acc *src)
+{
+	uint32_t i;
+
+	dst->live_objs += src->live_objs;
+	dst->live_bytes += src->live_bytes;
+	dst->total_allocs += src->total_allocs;
+	dst->total_frees += src->total_frees;
+	dst->total_unseen_frees += src->total_unseen_frees;
+	dst->total_page_adds += src->total_page_adds;
+	dst->total_page_dels += src->total_page_dels;
+	dst->total_refaults += src->total_refaults;
+	for (i = 0; i < 8; i++)
+		dst->label_counts[i] += src->label_counts[i];
+	for (i = 0; i < HIST_BUCKETS; i++)
+		dst->life_hist[i] += src->life_hist[i];
+	/* cohorts: the same absolute numbering once both rings are advanced */
+	if (src->cohort_head > dst->cohort_head)
+		cohort_advance(dst, src->cohort_head);
+	dst->cohort_older += src->cohort_older;
+	for (i = 0; i < AGE_COHORTS; i++) {
+		uint64_t c = src->cohort_head >= i ? src->cohort_head - i : 0;
+
+		if (src->cohort_head < i || !src->cohort[c % AGE_COHORTS])
+			continue;
+		if (c + AGE_COHORTS <= dst->cohort_head)
+			dst->cohort_older += src->cohort[c % AGE_COHORTS];
+		else
+			dst->cohort[c % AGE_COHORTS] += src->cohort[c % AGE_COHORTS];
+	}
+	if (!dst->first_ns || (src->first_ns && src->first_ns < dst->first_ns))
+		dst->first_ns = src->first_ns;
+}
+
+/* Take the entry in slot i out, shifting later entries of its probe run
+ * back so that every lookup still finds its key (linear probing). */
+static void slot_remove(struct wtable *wt, size_t i)
+{
+	size_t mask = wt->cap - 1, j = i, h;
+
+	wt->slots[i] = NULL;
+	wt->n--;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!wt->slots[j])
+			return;
+		h = key_hash(&wt->slots[j]->key) & mask;
+		/* stays when its home lies cyclically in (i, j] */
+		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
+			continue;
+		wt->slots[i] = wt->slots[j];
+		wt->slots[j] = NULL;
+		i = j;
+	}
+}
+
+/* Forget a key with nothing live (drop) or merge it into its others key
+ * (retire: live objects, totals and history go there, and so will the
+ * frees of its objects).  Returns 0, or -ENOMEM (the key stays). */
+static void acc_drop(struct wtable *wt, struct acc *a)
+{
+	slot_remove(wt, acc_slot(wt, &a->key));
+	acc_free(a);
+	wt->st.keys_dropped++;
+}
+
+static int acc_retire(struct wtable *wt, struct acc *a)
+{
+	struct wkey ok = others_key(&a->key);
+	struct acc *o = acc_find(wt, &ok);
+
+	if (!o && !(o = acc_create(wt, &ok)))
+		return -ENOMEM;
+	acc_merge(o, a);
+	slot_remove(wt, acc_slot(wt, &a->key));
+	acc_free(a);
+	return 0;
+}
+
+static int idle_cmp(const void *x, const void *y)
+{
+	const struct acc *a = *(struct acc *const *)x, *b = *(struct acc *const *)y;
+
+	/* keys without live objects first (nothing to carry), then the
+	 * longest idle */
+	if (!a->live_objs != !b->live_objs)
+		return !a->live_objs ? -1 : 1;
+	return a->last_window < b->last_window ? -1 : a->last_window > b->last_window;
+}
+
+/* The table is at its budget: merge the longest idle keys (none with an
+ * open window) until it is at 7/8 of it.  At most one try a window. */
+static void make_room(struct wtable *wt)
+{
+	size_t i, n = 0, target = wt->lim.max_keys - wt->lim.max_keys / 8;
+	struct acc **cand;
+
+	if (wt->room_window == wt->cur + 1)
+		return;
+	wt->room_window = wt->cur + 1;
+	cand = malloc(wt->n * sizeof(*cand));
+	if (!cand)
+		return;
+	for (i = 0; i < wt->cap; i++) {
+		struct acc *a = wt->slots[i];
+
+		if (a && a->key.tgid != CS_TGID_OTHER && !acc_open(a))
+			cand[n++] = a;
+	}
+	qsort(cand, n, sizeof(*cand), idle_cmp);
+	for (i = 0; i < n && wt->n > target; i++) {
+		if (!cand[i]->live_objs)
+			acc_drop(wt, cand[i]);
+		else if (!acc_retire(wt, cand[i]))
+			wt->st.keys_evicted++;
+		else
+			break;
+	}
+	free(cand);
+	if (wt->n <= target)
+		wt->room_window = 0;
+}
+
+/* The key's accumulator, made if new.  Past the budget, the longest idle
+ * keys make room; when none can, the event counts on its others key. */
+static struct acc *acc_get(struct wtable *wt, const struct wkey *k, bool *others)
+{
+	struct acc *a = acc_find(wt, k);
+	struct wkey ok;
+
+	*others = false;
+	if (a)
+		return a;
+	if (wt->lim.max_keys && k->tgid != CS_TGID_OTHER && wt->n >= wt->lim.max_keys) {
+		make_room(wt);
+		if (wt->n >= wt->lim.max_keys) {
+			ok = others_key(k);
+			*others = true;
+			a = acc_find(wt, &ok);
+			return a ? a : acc_create(wt, &ok);
+		}
+	}
+	return acc_create(wt, k);
 }
 
 struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,
@@ -603,6 +806,11 @@ void wtable_free(struct wtable *wt)
 	free(wt);
 }
 
+void wtable_set_limits(struct wtable *wt, const struct wtable_limits *l)
+{
+	wt->lim = *l;
+}
+
 uint64_t wtable_window_of(const struct wtable *wt, uint64_t ts_ns)
 {
 	return ts_ns <= wt->t0_ns ? 0 : (ts_ns - wt->t0_ns) / wt->window_ns;
@@ -632,29 +840,56 @@ static void row_derive(struct wrow *r, const struct acc *a,
 	r->size_entropy = topk_entropy(&s->sizes);
 }
 
+static bool process_gone(struct wtable *wt, const struct acc *a)
+{
+	uint32_t t = a->key.tgid;
+
+	if (!wt->lim.alive || !t || t == CS_TGID_OTHER || tgid_is_family(t) ||
+	    a->key.domain == DOM_KV || a->key.domain == DOM_GPU)
+		return false;
+	return !wt->lim.alive(t, wt->ctx);
+}
+
+/* Forget idle keys with nothing live; merge into others the keys of
+ * exited processes and of families idle for a minute; hand back the
+ * window slots of keys with no open window. */
 static void table_gc(struct wtable *wt)
 {
 	uint64_t idle = GC_IDLE_NS / wt->window_ns;
-	size_t i, kept = 0;
-	struct acc *a;
+	uint64_t exit_idle = GC_EXIT_CHECK_NS / wt->window_ns;
+	struct acc **gone, **old, *a;
+	size_t i, ngone = 0, nold = 0;
 
+	gone = malloc(wt->n * sizeof(*gone));
+	old = malloc(wt->n * sizeof(*old));
 	for (i = 0; i < wt->cap; i++) {
 		a = wt->slots[i];
-		if (!a)
+		if (!a || acc_open(a))
 			continue;
-		if (a->last_window + idle < wt->cur && !a->live_objs &&
-		    a->slot[0].window == WINDOW_NONE &&
-		    a->slot[1].window == WINDOW_NONE) {
-			acc_free(a);
-			wt->slots[i] = NULL;
-			wt->st.keys_dropped++;
+		free(a->slot);
+		a->slot = NULL;
+		if (a->key.tgid == CS_TGID_OTHER)
 			continue;
+		if (a->last_window + idle < wt->cur && (!a->live_objs || tgid_is_family(a->key.tgid))) {
+			if (old)
+				old[nold++] = a;
+		} else if (a->last_window + exit_idle < wt->cur && process_gone(wt, a)) {
+			if (gone)
+				gone[ngone++] = a;
 		}
-		kept++;
 	}
-	wt->n = kept;
-	/* re-insert to repair probe chains broken by the removals */
-	table_resize(wt, wt->cap);
+	/* the table is not walked any more: removals may move entries */
+	for (i = 0; i < nold; i++) {
+		if (!old[i]->live_objs)
+			acc_drop(wt, old[i]);
+		else if (!acc_retire(wt, old[i]))
+			wt->st.keys_idle_merged++;
+	}
+	for (i = 0; i < ngone; i++)
+		if (!acc_retire(wt, gone[i]))
+			wt->st.keys_exited++;
+	free(gone);
+	free(old);
 	files_gc(wt);
 }
 
@@ -675,7 +910,7 @@ static unsigned int gpu_sums(struct wtable *wt, uint64_t w, struct gpu_sum *g)
 		const struct acc *a = wt->slots[i];
 		const struct wslot *s;
 
-		if (!a || a->key.domain != DOM_GPU)
+		if (!a || a->key.domain != DOM_GPU || !a->slot)
 			continue;
 		s = &a->slot[w & 1];
 		if (s->window != w)
@@ -710,7 +945,7 @@ static void close_window(struct wtable *wt)
 	for (i = 0; i < wt->cap; i++) {
 		struct acc *a = wt->slots[i];
 
-		if (!a)
+		if (!a || !a->slot)
 			continue;
 		s = &a->slot[w & 1];
 		if (s->window != w)
@@ -756,7 +991,7 @@ void wtable_close_all(struct wtable *wt)
 	for (i = 0; i < wt->cap; i++) {
 		struct acc *a = wt->slots[i];
 
-		if (!a)
+		if (!a || !a->slot)
 			continue;
 		if (a->slot[0].window != WINDOW_NONE && a->slot[0].window > last)
 			last = a->slot[0].window;
@@ -958,6 +1193,7 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	struct wkey k = { 0 };
 	struct wslot *s;
 	struct acc *a;
+	bool others;
 
 	wt->st.events++;
 	if (w < wt->cur) {
@@ -992,9 +1228,17 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	default:
 		return -EINVAL;
 	}
-	a = acc_get(wt, &k);
+	a = acc_get(wt, &k, &others);
 	if (!a)
 		return -ENOMEM;
+	if (others)
+		wt->st.others_events++;
+	if (!a->slot) {
+		a->slot = malloc(2 * sizeof(*a->slot));
+		if (!a->slot)
+			return -ENOMEM;
+		a->slot[0].window = a->slot[1].window = WINDOW_NONE;
+	}
 	s = &a->slot[w & 1];
 	if (s->window != w) {
 		memset(s, 0, sizeof(*s));

@@ -12,6 +12,7 @@
 #define CS_WINDOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "../bpf/cachescope.h"
 
@@ -103,7 +104,8 @@ struct acc {
 	char file[CS_CACHE_NAME_LEN];
 	char comm[CS_COMM_LEN];
 	uint64_t comm_window;	/* when comm was last read (exec renames) */
-	struct wslot slot[2];
+	struct wslot *slot;	/* [2] while the key has open windows, else NULL
+				 * (handed back by the periodic sweep) */
 	int64_t live_objs, live_bytes;	/* since the daemon started */
 	uint64_t total_allocs, total_frees;
 	uint64_t total_page_adds, total_page_dels, total_refaults;
@@ -135,7 +137,7 @@ struct acc {
 	uint32_t loc_same[LOCALITY_SAMPLES], loc_remote[LOCALITY_SAMPLES];
 	uint32_t loc_head;
 	int64_t old_last;
-	struct thist th;	/* kv keys' refaults (page keys: per file) */
+	struct thist *th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
 	/* kv domain: the pool, and when and where each block was taken up */
 	uint64_t kv_block_bytes;
@@ -198,9 +200,39 @@ struct wtable_stats {
 	uint64_t windows;	/* windows closed */
 	uint64_t rows;
 	uint64_t keys;		/* keys now */
-	uint64_t keys_dropped;	/* idle keys forgotten */
+	uint64_t keys_dropped;	/* idle keys with no live objects forgotten */
+	/* keys merged into their cache's others key (CS_TGID_OTHER), live
+	 * objects and all: of exited processes, of families idle for a
+	 * minute, and the longest idle ones past the key budget */
+	uint64_t keys_exited, keys_idle_merged, keys_evicted;
+	uint64_t others_events;	/* events counted on an others key because the
+				 * table was full of keys active right now */
 	uint64_t files;		/* files with a refault history now */
 };
+
+struct wtable;
+
+/* Where the table may grow: at most max_keys keys apart (others keys come
+ * on top: one per cache at most); alive tells whether a process still
+ * exists (NULL: always), so an exited process's key can be merged. */
+struct wtable_limits {
+	size_t max_keys;
+	bool (*alive)(uint32_t tgid, void *ctx);
+};
+
+void wtable_set_limits(struct wtable *wt, const struct wtable_limits *l);
+
+/* The kind of a key's process id: a process, a family of young processes
+ * of one command (CS_TGID_FAMILY), or a cache's others key. */
+static inline bool tgid_is_family(uint32_t tgid)
+{
+	return (tgid & ~CS_TGID_FAMILY_MASK) == CS_TGID_FAMILY;
+}
+
+static inline const char *tgid_kind(uint32_t tgid)
+{
+	return tgid == CS_TGID_OTHER ? "others" : tgid_is_family(tgid) ? "family" : "process";
+}
 
 struct wtable;
 

@@ -304,6 +304,39 @@ static void analysis_nearest_core__history_aged_out__noise(void **state)
 	assert_int_equal(analysis_nearest_core(&an, x), CLUSTER_NOISE);
 }
 
+/* Past history_max the oldest vectors go first: the history stays within
+ * it, the trimmed vectors are counted, and placing a new vector by the
+ * last run's core points still agrees with a scan of what is left. */
+static void analysis_add__past_history_max__oldest_trimmed_cores_follow(void **state)
+{
+	struct analysis_params p = { .eps = 0.08, .min_pts = 3, .history_windows = 100000,
+				     .history_max = 256 };
+	struct rules rules;
+	const struct vec_entry *v;
+	int i;
+
+	(void)state;
+	analysis_release(&an);
+	rules_defaults(&rules);
+	analysis_init(&an, &rules, &p);
+	for (i = 0; i < 200; i++) {
+		add(i, "filp", 'a', i % 5);
+		add(i, "skb", 'b', i % 3);
+	}
+	assert_true(an.n <= 256);
+	assert_int_equal(an.n + an.history_trimmed, 400);
+	assert_true(analysis_recluster(&an, 200) >= 2);
+	for (i = 200; i < 400; i++) {
+		v = add(i, "filp", 'a', i % 5);
+		assert_non_null(v);
+		assert_int_equal(v->cluster, analysis_nearest_core_scan(&an, v->f.v));
+		assert_true(v->cluster != CLUSTER_NOISE);
+	}
+	assert_true(an.n <= 256);
+	assert_int_equal(an.n + an.history_trimmed, 600);
+	assert_true(analysis_history_s(&an, 400, WIN_NS) < 100000 * 0.1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +349,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__eps_beyond_the_grid__scan_same_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__equidistant_cores__the_later_ones_cluster, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__history_aged_out__noise, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_add__past_history_max__oldest_trimmed_cores_follow, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("analysis", tests, NULL, NULL);

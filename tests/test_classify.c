@@ -383,6 +383,12 @@ static void classify__remote_frees_of_one_size__false_sharing(void **state)
 	 * last second's locality is what counts */
 	e.recent_locality = 0.45;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
+	e.recent_locality = 0.03;
+	/* a family of processes younger than a second (a shell loop): what a
+	 * child hands its parent as it exits (sigqueue) is not it */
+	e.family = true;
+	assert_int_equal(label(DOM_SLAB, "sigqueue"), LABEL_NORMAL);
+	e.family = false;
 	/* the key's first windows: too few to tell */
 	e.recent_locality = 0.03;
 	e.recent_windows = 4;

@@ -460,6 +460,87 @@ static void errors__not_root__one_line_naming_cause(void **state)
 }
 
 
+/* The "keys:" line of the daemon's summary. */
+static void keys_line(const struct daemon *d, unsigned long *now, unsigned long *evicted,
+		      unsigned long *others)
+{
+	char line[512];
+	FILE *f = fopen(d->out, "r");
+	const char *p;
+	bool found = false;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "keys: now=", 10))
+			continue;
+		found = true;
+		*now = strtoul(line + 10, NULL, 10);
+		p = strstr(line, "evicted=");
+		*evicted = p ? strtoul(p + 8, NULL, 10) : 0;
+		p = strstr(line, "others_events=");
+		*others = p ? strtoul(p + 14, NULL, 10) : 0;
+	}
+	fclose(f);
+	assert_true(found);
+}
+
+#define STORM "for i in $(seq 1500); do /bin/true; done"
+
+/* A shell forking /bin/true 1500 times: every child lives for a
+ * millisecond, so all of them count under two families (bash before the
+ * exec, true after), not 1500 processes' worth of keys. */
+static void keys__fork_storm__young_processes_in_families(void **state)
+{
+	const char *extra[] = { "--fold-ms", "1000", NULL };
+	unsigned long now, evicted, others;
+	struct daemon d;
+	struct table t;
+	int r, own = 0;
+
+	need_root(state);
+	daemon_start(&d, "storm", 5, extra);
+	assert_int_equal(run_cmd(STORM, NULL, 0), 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, false);
+	keys_line(&d, &now, &evicted, &others);
+	assert_true(now < 1000);
+	table_read(&t, d.csv);
+	for (r = 0; r < t.nrows; r++)
+		own += !strcmp(cell(&t, r, "comm"), "true") &&
+		       strcmp(cell(&t, r, "key_kind"), "family");
+	assert_int_equal(own, 0);
+	/* every child's mm: at least one vma each */
+	assert_true(sum_family(&t, "vm_area_struct", "true", "allocs") >= 1500);
+}
+
+/* The same storm with every process apart and a budget of 64 keys: the
+ * table stays within it (plus one others key per cache), and what did
+ * not fit is counted on others keys, not lost. */
+static void keys__past_budget__others_keys_nothing_lost(void **state)
+{
+	const char *extra[] = { "--max-keys", "64", NULL };
+	unsigned long now, evicted, others;
+	struct daemon d;
+	struct table t;
+	uint64_t vmas = 0;
+	int r;
+
+	need_root(state);
+	daemon_start(&d, "budget", 5, extra);
+	assert_int_equal(run_cmd(STORM, NULL, 0), 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, false);
+	keys_line(&d, &now, &evicted, &others);
+	assert_true(now <= 64 + 200);
+	assert_true(evicted + others > 0);
+	table_read(&t, d.csv);
+	for (r = 0; r < t.nrows; r++)
+		if (!strcmp(cell(&t, r, "key"), "vm_area_struct"))
+			vmas += strtoull(cell(&t, r, "allocs"), NULL, 10);
+	assert_true(vmas >= 1500);
+	assert_true(sum_family(&t, "vm_area_struct", "true", "allocs") == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +553,8 @@ int main(void)
 		cmocka_unit_test(filter__cgroup__only_tasks_in_it),
 		cmocka_unit_test(tracepoints__classic__same_events),
 		cmocka_unit_test(cli__running_daemon__stats_and_top),
+		cmocka_unit_test(keys__fork_storm__young_processes_in_families),
+		cmocka_unit_test(keys__past_budget__others_keys_nothing_lost),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
@@ -483,5 +566,7 @@ int main(void)
 	/* CS_TEST_FILTER=page__* runs the tests whose names match */
 	if (getenv("CS_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
+	/* these tests count a short-lived helper's events on its own keys */
+	harness_exact_keys = true;
 	return cmocka_run_group_tests_name("integration", tests, harness_setup, harness_teardown);
 }

@@ -341,6 +341,156 @@ static void wtable_add__many_keys__table_grows_and_finds_all(void **state)
 	wtable_free(wt);
 }
 
+static int sum_live(struct acc *a, void *ctx)
+{
+	int64_t *sum = ctx;
+
+	*sum += a->live_objs;
+	return 0;
+}
+
+struct find {
+	uint32_t tgid;
+	uint64_t cache;
+	struct acc *a;
+};
+
+static int find_one(struct acc *a, void *ctx)
+{
+	struct find *f = ctx;
+
+	if (a->key.tgid == f->tgid && a->key.id == f->cache) {
+		f->a = a;
+		return 1;
+	}
+	return 0;
+}
+
+static struct acc *find_key(struct wtable *wt, uint32_t tgid, uint64_t cache)
+{
+	struct find f = { tgid, cache, NULL };
+
+	wtable_foreach(wt, find_one, &f);
+	return f.a;
+}
+
+/* 300 processes each keep two objects: past a budget of 64 keys, the keys
+ * open in the window count on the cache's others key; later, the longest
+ * idle keys make room by merging into it.  Frees of their objects make
+ * their keys again, one object short each: no object is lost on the way. */
+static void wtable_add__past_key_budget__merged_into_others_nothing_lost(void **state)
+{
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
+	struct wtable_stats st;
+	struct cs_event e;
+	int64_t live = 0;
+	int i;
+
+	(void)state;
+	wtable_set_limits(wt, &(struct wtable_limits){ .max_keys = 64 });
+	for (i = 0; i < 100; i++) {
+		e = alloc_ev(T0 + 1, 0x10000 + 16 * i, 0, 64, 1);
+		e.tgid = 1000 + i;
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.keys, 65);		/* 64 and the others key */
+	assert_int_equal(st.others_events, 36);
+	assert_non_null(find_key(wt, CS_TGID_OTHER, FILP));
+	/* a window later, the first keys are idle: new ones take their room */
+	for (i = 100; i < 300; i++) {
+		e = alloc_ev(T0 + 3 * WIN + i, 0x10000 + 16 * i, 0, 64, 1);
+		e.tgid = 1000 + i;
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	wtable_get_stats(wt, &st);
+	assert_true(st.keys <= 65);
+	assert_true(st.keys_evicted > 0);
+	wtable_foreach(wt, sum_live, &live);
+	assert_int_equal(live, 300);
+	/* free everything: merged keys' frees land on others */
+	for (i = 0; i < 300; i++) {
+		e = free_ev(T0 + 6 * WIN + i, 0x10000 + 16 * i, 0, 0, 1000);
+		e.tgid = 1000 + i;
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	live = 0;
+	wtable_foreach(wt, sum_live, &live);
+	assert_int_equal(live, 0);
+	assert_true(find_key(wt, CS_TGID_OTHER, FILP)->live_objs > 0);
+	wtable_free(wt);
+}
+
+static bool none_alive(uint32_t tgid, void *ctx)
+{
+	(void)ctx;
+	return tgid == 43;
+}
+
+/* A process gone for five seconds: its key (and live object) goes to the
+ * others key; a living idle process keeps its own. */
+static void wtable_close__exited_process__key_merged_into_others(void **state)
+{
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
+	struct wtable_stats st;
+	struct cs_event e;
+	struct acc *o;
+
+	(void)state;
+	wtable_set_limits(wt, &(struct wtable_limits){ .max_keys = 64, .alive = none_alive });
+	e = alloc_ev(T0 + 1, 0x1000, 0, 64, 1);
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 2, 0x2000, 0, 64, 1);
+	e.tgid = 43;
+	wtable_add(wt, &e);
+	wtable_close_until(wt, T0 + 5000 * MS + 128 * WIN);
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.keys_exited, 1);
+	assert_null(find_key(wt, 42, FILP));
+	assert_non_null(find_key(wt, 43, FILP));
+	o = find_key(wt, CS_TGID_OTHER, FILP);
+	assert_non_null(o);
+	assert_int_equal(o->live_objs, 1);
+	assert_string_equal(o->comm, "(others)");
+	/* its object's free, a while later, makes the key again one object
+	 * short; the next sweep evens it out */
+	e = free_ev(T0 + 14000 * MS, 0x1000, 1, 0, 14000 * MS);
+	wtable_add(wt, &e);
+	assert_int_equal(find_key(wt, 42, FILP)->live_objs, -1);
+	wtable_close_until(wt, T0 + 20000 * MS + 128 * WIN);
+	assert_null(find_key(wt, 42, FILP));
+	assert_int_equal(find_key(wt, CS_TGID_OTHER, FILP)->live_objs, 0);
+	wtable_free(wt);
+}
+
+/* A family of young processes idle for a minute, with objects still live,
+ * is merged too; its cohorts keep their ages. */
+static void wtable_close__idle_family__merged_with_its_ages(void **state)
+{
+	uint32_t fam = cs_family_of("true");
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
+	struct wtable_stats st;
+	struct cs_event e;
+	struct acc *o;
+
+	(void)state;
+	assert_true(tgid_is_family(fam));
+	assert_string_equal(tgid_kind(fam), "family");
+	wtable_set_limits(wt, &(struct wtable_limits){ .max_keys = 64 });
+	e = alloc_ev(T0 + 1, 0x1000, 0, 64, 1);
+	e.tgid = fam;
+	wtable_add(wt, &e);
+	wtable_close_until(wt, T0 + 61000 * MS + 64 * WIN);
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.keys_idle_merged, 1);
+	o = find_key(wt, CS_TGID_OTHER, FILP);
+	assert_non_null(o);
+	assert_int_equal(o->live_objs, 1);
+	assert_int_equal(acc_old_objs(o, T0 + 1000 * MS), 1);
+	assert_int_equal(acc_old_objs(o, T0), 0);
+	wtable_free(wt);
+}
+
 static struct cs_event kv_ev(uint64_t ts, uint32_t op, uint32_t block, uint16_t cpu, int64_t arg)
 {
 	struct cs_event e = { 0 };
@@ -726,6 +876,9 @@ int main(void)
 		cmocka_unit_test(topk_add__more_values_than_slots__rest_in_other),
 		cmocka_unit_test(hist_percentile__known_buckets__median_inside_bucket),
 		cmocka_unit_test(wtable_add__many_keys__table_grows_and_finds_all),
+		cmocka_unit_test(wtable_add__past_key_budget__merged_into_others_nothing_lost),
+		cmocka_unit_test(wtable_close__exited_process__key_merged_into_others),
+		cmocka_unit_test(wtable_close__idle_family__merged_with_its_ages),
 		cmocka_unit_test(wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults),
 		cmocka_unit_test(wtable_add__kv_pool_in_gpu_memory__named_kv_pool_gpu),
 		cmocka_unit_test(wtable_add__unseen_frees__counted_apart_from_locality_and_lifetime),

@@ -51,6 +51,8 @@ bool socket_up(const char *path)
 
 /* Start cachescoped with its CSV, socket and output in tmpdir, plus extra
  * arguments; return once the control socket answers (programs attached). */
+bool harness_exact_keys;
+
 void daemon_start(struct daemon *d, const char *name, int duration,
 			 const char *const *extra)
 {
@@ -72,6 +74,10 @@ void daemon_start(struct daemon *d, const char *name, int duration,
 	argv[i++] = d->sock;
 	argv[i++] = "--top";
 	argv[i++] = "0";
+	if (harness_exact_keys) {
+		argv[i++] = "--fold-ms";
+		argv[i++] = "0";
+	}
 	for (n = 0; extra && extra[n]; n++)
 		argv[i++] = extra[n];
 	argv[i] = NULL;
@@ -231,6 +237,21 @@ uint64_t sum(const struct table *t, const char *key, long tgid,
 			continue;
 		s += strtoull(cell(t, r, column), NULL, 10);
 	}
+	return s;
+}
+
+/* Sum a column over the rows of key counted under the family of young
+ * processes named comm (key_kind "family"). */
+uint64_t sum_family(const struct table *t, const char *key, const char *comm,
+		    const char *column)
+{
+	uint64_t s = 0;
+	int r;
+
+	for (r = 0; r < t->nrows; r++)
+		if (!strcmp(cell(t, r, "key"), key) && !strcmp(cell(t, r, "comm"), comm) &&
+		    !strcmp(cell(t, r, "key_kind"), "family"))
+			s += strtoull(cell(t, r, column), NULL, 10);
 	return s;
 }
 

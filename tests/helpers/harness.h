@@ -46,6 +46,11 @@ void table_read(struct table *t, const char *path);
 const char *cell(const struct table *t, int row, const char *name);
 /* Sum a column over the rows of (key, tgid); tgid 0 means any. */
 uint64_t sum(const struct table *t, const char *key, long tgid, const char *column);
+uint64_t sum_family(const struct table *t, const char *key, const char *comm,
+		    const char *column);
+/* Set: daemons run with --fold-ms 0, every process its own keys at once
+ * (tests that count one short-lived helper's events exactly). */
+extern bool harness_exact_keys;
 /* The summary line must balance: produced = consumed + dropped. */
 void check_summary(const struct daemon *d, bool want_no_drops);
 int count_in_file(const char *path, const char *needle);
