@@ -105,11 +105,16 @@ int BPF_PROG(btf_page_del, struct folio *folio)
 /* exec renames the process: refresh its comm for keys created after it */
 static __always_inline int handle_exec(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	char comm[CS_COMM_LEN];
+	__u64 *gen;
 
 	bpf_get_current_comm(comm, sizeof(comm));
 	bpf_map_update_elem(&task_comm, &tgid, comm, BPF_ANY);
+	/* every CPU's task cache: a young process's family follows its comm */
+	gen = bpf_map_lookup_elem(&exec_seq, &zero);
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
 	return 0;
 }
 

@@ -74,6 +74,42 @@ struct {
 	__type(value, char[CS_CACHE_NAME_LEN]);
 } file_name SEC(".maps");
 
+/* The process last seen on each CPU and the key id it counts under, so
+ * that the common case (the same process again) costs one per-CPU lookup:
+ * no task walk, no comm copy, no hash lookups in the name maps.  exec_seq
+ * counts execs (a comm change moves a young process to another family). */
+struct cs_task_cache {
+	__u32 tgid;
+	__u32 key;
+	__u64 start;		/* its group leader's start_time */
+	__u64 exec_gen;		/* exec_seq when this was filled */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cs_task_cache);
+} task_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} exec_seq SEC(".maps");
+
+/* Caches already named in cache_info, direct-mapped by pointer: a slot
+ * that holds the pointer saves the hash lookup. */
+#define CS_CACHE_SEEN_SLOTS 1024
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CS_CACHE_SEEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} cache_seen SEC(".maps");
+
 /* Processes to trace when filter_tgid is set. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -135,29 +171,51 @@ static __always_inline void remember_comm(__u32 tgid)
  * storm of /bin/true is a key per cache, not a key per cache and process.
  * The live map keeps the id an object was counted under, so its free goes
  * to the same key: a long-lived process's first moments stay with its
- * family.  btf: the caller is a BTF program (plain loads of the task). */
+ * family.  Also names the id in task_comm.  The per-CPU task cache answers
+ * for the process seen last on this CPU.  btf: the caller is a BTF program
+ * (plain loads of the task). */
 static __always_inline __u32 key_tgid(__u32 tgid, __u64 now, bool btf)
 {
+	struct cs_task_cache *tc;
 	char comm[CS_COMM_LEN];
-	__u64 start;
-	__u32 fam;
+	__u32 zero = 0, key = tgid;
+	__u64 *genp, gen = 0, start = 0;
 
-	if (!fold_young_ns || !tgid)
-		return tgid;
-	if (btf) {
-		start = bpf_get_current_task_btf()->group_leader->start_time;
-	} else {
-		struct task_struct *t = (void *)bpf_get_current_task();
+	tc = bpf_map_lookup_elem(&task_cache, &zero);
+	genp = bpf_map_lookup_elem(&exec_seq, &zero);
+	if (genp)
+		gen = *genp;
+	if (tc && tc->tgid == tgid && tc->exec_gen == gen &&
+	    (tc->key == tgid || now - tc->start < fold_young_ns))
+		return tc->key;
 
-		start = BPF_CORE_READ(t, group_leader, start_time);
+	if (fold_young_ns && tgid) {
+		if (btf) {
+			start = bpf_get_current_task_btf()->group_leader->start_time;
+		} else {
+			struct task_struct *t = (void *)bpf_get_current_task();
+
+			start = BPF_CORE_READ(t, group_leader, start_time);
+		}
+		if (now - start < fold_young_ns) {
+			bpf_get_current_comm(comm, sizeof(comm));
+			key = cs_family_of(comm);
+		}
 	}
-	if (now - start >= fold_young_ns)
-		return tgid;
-	bpf_get_current_comm(comm, sizeof(comm));
-	fam = cs_family_of(comm);
-	if (!bpf_map_lookup_elem(&task_comm, &fam))
-		bpf_map_update_elem(&task_comm, &fam, comm, BPF_NOEXIST);
-	return fam;
+	remember_comm(key);
+	if (tc) {
+		/* an IRQ's program on this CPU may read it between these
+		 * stores: the tgid goes last, so it sees a miss, never a
+		 * stale key under the right tgid */
+		tc->tgid = 0;
+		asm volatile("" ::: "memory");
+		tc->key = key;
+		tc->start = start;
+		tc->exec_gen = gen;
+		asm volatile("" ::: "memory");
+		tc->tgid = tgid;
+	}
+	return key;
 }
 
 /* Reserve a record on this CPU's ring; counts the attempt and any drop. */
@@ -224,7 +282,8 @@ static __always_inline struct cs_event *task_event(__u8 type, void **ringp,
 	now = bpf_ktime_get_ns();
 	if (fold)
 		tgid = key_tgid(tgid, now, btf);
-	remember_comm(tgid);
+	else
+		remember_comm(tgid);
 	cpu = bpf_get_smp_processor_id();
 	e = event_reserve(stats_get(), ringp, cpu);
 	if (!e)

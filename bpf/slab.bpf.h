@@ -11,9 +11,19 @@
 static __always_inline void remember_cache(const struct kmem_cache *s)
 {
 	struct cs_cache_info info = {};
-	__u64 key = (__u64)s;
+	__u64 key = (__u64)s, *seen, id;
 	const char *name;
+	__u32 slot;
 
+	/* the verifier allows no arithmetic on the pointer itself: the slot
+	 * hashes a copy of it read as a number */
+	bpf_probe_read_kernel(&id, sizeof(id), &key);
+	slot = (__u32)((id >> 6) * 0x9e3779b97f4a7c15ull >> 54);
+	seen = bpf_map_lookup_elem(&cache_seen, &slot);
+	if (seen && *seen == id)
+		return;
+	if (seen)
+		*seen = id;
 	if (bpf_map_lookup_elem(&cache_info, &key))
 		return;
 	name = BPF_CORE_READ(s, name);
@@ -104,8 +114,6 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	} else if (!err) {
 		STAT_INC(st, live_inserted);
 	}
-	remember_comm(tgid);
-
 	e = event_reserve(st, &ring, cpu);
 	if (!e)
 		return 0;

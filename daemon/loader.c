@@ -540,8 +540,25 @@ int loader_comm(const struct loader *ld, uint32_t tgid, char *buf, size_t n)
 {
 	char comm[CS_COMM_LEN];
 
-	if (bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.task_comm), &tgid, comm))
-		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.task_comm), &tgid, comm)) {
+		/* named once per CPU's task cache miss, and the map is an
+		 * LRU: a long-lived process may have dropped out of it */
+		char path[40];
+		FILE *f;
+
+		if ((tgid & CS_TGID_FAMILY) || !tgid)
+			return -ENOENT;
+		snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
+		f = fopen(path, "re");
+		if (!f)
+			return -ENOENT;
+		if (!fgets(comm, sizeof(comm), f)) {
+			fclose(f);
+			return -ENOENT;
+		}
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+	}
 	comm[sizeof(comm) - 1] = '\0';
 	snprintf(buf, n, "%s", comm);
 	return 0;
