@@ -168,7 +168,7 @@ $(OUTPUT)/bench/nearest: $(OUTPUT)/daemon/analysis.o $(OUTPUT)/daemon/features.o
 	$(OUTPUT)/daemon/classify.o $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lm -lpthread -o $@
 
 # ---- GPU stream: the CUPTI injection library (no GPU needed to build) ----
 

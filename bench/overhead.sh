@@ -1,10 +1,14 @@
 #!/bin/sh
 # What tracing costs the traced: ns per eventfd open+close (slabload) with
-# no tracer, under cachescoped, and under bpftrace counting the same four
-# slab tracepoints per process (a peer that keeps far less state: no live
-# objects, no records).  Rounds alternate between the set-ups so that drift
-# of this noisy VM hits all alike; medians and ratios are printed, then
-# cachescoped's own per-program cost from the kernel's run-time accounting.
+# no tracer, under cachescoped (the whole pipeline, CSV on), under bpftrace
+# counting the same four slab tracepoints per process (a peer that keeps
+# far less state: no live objects, no records), and under bpftrace doing
+# cachescoped's slab job (bench/peers/samejob.bt: per-pointer lifetimes,
+# per-cache and per-process counts, 8-frame stacks).  Rounds alternate
+# between the set-ups so that drift of this noisy VM hits all alike;
+# medians and throughput ratios (untraced time / traced time) are printed,
+# then cachescoped's per-program cost: the kernel's mean and the programs'
+# own median.
 #
 #   sudo bench/overhead.sh [ITERATIONS] [ROUNDS]
 set -eu
@@ -26,37 +30,50 @@ wait_ready() {	# $1: file that appears when the tracer is attached
 	done
 }
 
+wait_daemon() {	# $1: its pid
+	i=0
+	until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do
+		kill -0 "$1" 2>/dev/null || { echo "cachescoped did not start" >&2; exit 1; }
+		i=$((i + 1)); [ $i -lt 400 ] || { echo "cachescoped did not start" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+
 have_bpftrace=0
 command -v bpftrace >/dev/null 2>&1 && have_bpftrace=1
 for r in $(seq "$R"); do
 	"$B/bench/slabload" "$N" >> "$tmp/none"
 
-	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 > "$tmp/cs.out.$r" 2>&1 &
+	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" > "$tmp/cs.out.$r" 2>&1 &
 	pid=$!
-	until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do sleep 0.05; done
+	wait_daemon $pid
 	"$B/bench/slabload" "$N" >> "$tmp/cachescoped"
 	kill -INT $pid; wait $pid
 
 	if [ $have_bpftrace = 1 ]; then
-		bpftrace -e 'tracepoint:kmem:kmem_cache_alloc,tracepoint:kmem:kmem_cache_free,
-			tracepoint:kmem:kmalloc,tracepoint:kmem:kfree { @[pid] = count(); }
-			BEGIN { printf("ready\n"); }' > "$tmp/bt.out" 2>&1 &
-		pid=$!
-		wait_ready "$tmp/bt.out" ready
-		"$B/bench/slabload" "$N" >> "$tmp/bpftrace"
-		kill -INT $pid; wait $pid || true
+		for peer in count samejob; do
+			rm -f "$tmp/bt.out"
+			BPFTRACE_MAP_KEYS_MAX=262144 bpftrace bench/peers/$peer.bt > "$tmp/bt.out" 2>&1 &
+			pid=$!
+			wait_ready "$tmp/bt.out" ready
+			"$B/bench/slabload" "$N" >> "$tmp/$peer"
+			kill -INT $pid; wait $pid || true
+		done
 	fi
 done
 
 base=$(median < "$tmp/none")
-cs=$(median < "$tmp/cachescoped")
 echo "slabload: $N eventfd open+close per round, $R rounds, median ns per iteration"
-printf '  %-12s %8.1f ns\n' "no tracer" "$base"
-printf '  %-12s %8.1f ns  (%.2fx the untraced time)\n' "cachescoped" "$cs" "$(awk "BEGIN{print $cs / $base}")"
+row() { printf '  %-20s %8.1f ns  %.2fx the untraced throughput\n' "$1" "$2" "$(awk "BEGIN{print $base / $2}")"; }
+printf '  %-20s %8.1f ns\n' "no tracer" "$base"
+cs=$(median < "$tmp/cachescoped")
+row "cachescoped (csv)" "$cs"
 if [ $have_bpftrace = 1 ]; then
-	bt=$(median < "$tmp/bpftrace")
-	printf '  %-12s %8.1f ns  (%.2fx the untraced time)\n' "bpftrace" "$bt" "$(awk "BEGIN{print $bt / $base}")"
-	printf '  cachescoped / bpftrace: %.2f\n' "$(awk "BEGIN{print $cs / $bt}")"
+	bt=$(median < "$tmp/count")
+	sj=$(median < "$tmp/samejob")
+	row "bpftrace counting" "$bt"
+	row "bpftrace same job" "$sj"
+	printf '  cachescoped vs bpftrace same job: %.2fx its throughput\n' "$(awk "BEGIN{print $sj / $cs}")"
 fi
 echo "cachescoped events of the last timed round:"
 grep -E '^events:' "$tmp/cs.out.$R" || true
@@ -65,8 +82,8 @@ grep -E '^events:' "$tmp/cs.out.$R" || true
 # accounting itself adds a little to each run)
 "$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --bpf-stats > "$tmp/cs.stats" 2>&1 &
 pid=$!
-until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do sleep 0.05; done
+wait_daemon $pid
 "$B/bench/slabload" "$N" > /dev/null
 kill -INT $pid; wait $pid
-echo "cachescoped per-program cost (kernel.bpf_stats run-time accounting):"
-grep -E '^  (btf|tp)_' "$tmp/cs.stats" || true
+echo "cachescoped per-program cost: the kernel's mean (bpf_stats), then the programs' own median and p90:"
+grep -E '^  ((btf|tp)_|kmem_cache_|kmalloc |kfree |page_)' "$tmp/cs.stats" || true

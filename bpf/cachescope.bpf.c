@@ -41,6 +41,7 @@ const volatile char comm_filter[CS_COMM_LEN] = {};
 const volatile __u32 wakeup_bytes = 256 << 10;
 const volatile __u32 page_shift = 12;
 const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
+const volatile bool time_runs = false;	/* run_hist: programs time themselves */
 
 #include "maps.bpf.h"
 #include "slab.bpf.h"
@@ -53,53 +54,74 @@ SEC("tp_btf/kmem_cache_alloc")
 int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
 	     struct kmem_cache *s, gfp_t gfp_flags, int node)
 {
+	__u64 t0 = run_start();
+
 	if (!ptr)
 		return 0;
 	remember_cache(s);
 	/* typed argument: plain loads, no probe-read helper calls */
-	return handle_alloc(call_site, ptr, (__u64)s, s->object_size, s->size,
-			    node, 0, true);
+	handle_alloc(call_site, ptr, (__u64)s, s->object_size, s->size, node, 0, true);
+	run_end(CS_RUN_ALLOC, t0);
+	return 0;
 }
 
 SEC("tp_btf/kmem_cache_free")
 int BPF_PROG(btf_kmem_cache_free, unsigned long call_site, const void *ptr,
 	     const struct kmem_cache *s)
 {
-	return handle_free(call_site, ptr);
+	__u64 t0 = run_start();
+
+	handle_free(call_site, ptr);
+	run_end(CS_RUN_FREE, t0);
+	return 0;
 }
 
 SEC("tp_btf/kmalloc")
 int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags, int node)
 {
-	return handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req,
-			    bytes_alloc, node, CS_F_KMALLOC, true);
+	__u64 t0 = run_start();
+
+	handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc, node,
+		     CS_F_KMALLOC, true);
+	run_end(CS_RUN_KMALLOC, t0);
+	return 0;
 }
 
 SEC("tp_btf/kfree")
 int BPF_PROG(btf_kfree, unsigned long call_site, const void *ptr)
 {
-	return handle_free(call_site, ptr);
+	__u64 t0 = run_start();
+
+	handle_free(call_site, ptr);
+	run_end(CS_RUN_KFREE, t0);
+	return 0;
 }
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(btf_page_add, struct folio *folio)
 {
+	__u64 t0 = run_start();
 	struct folio_id fid;
 
 	if (!folio_identify(folio, &fid))
 		return 0;
-	return handle_page_add(&fid, true);
+	handle_page_add(&fid, true);
+	run_end(CS_RUN_PAGE_ADD, t0);
+	return 0;
 }
 
 SEC("tp_btf/mm_filemap_delete_from_page_cache")
 int BPF_PROG(btf_page_del, struct folio *folio)
 {
+	__u64 t0 = run_start();
 	struct folio_id fid;
 
 	if (!folio_identify(folio, &fid))
 		return 0;
-	return handle_page_del(&fid, true);
+	handle_page_del(&fid, true);
+	run_end(CS_RUN_PAGE_DEL, t0);
+	return 0;
 }
 
 /* exec renames the process: refresh its comm for keys created after it */

@@ -70,7 +70,9 @@ enum cs_kv_op {
 #define CS_F_UNSEEN	(1u << 2)	/* slab free no tracepoint reported: the
 					 * address was handed out again while
 					 * still live in the map (bulk, per-CPU
-					 * skb cache, RCU batch frees) */
+					 * skb cache, RCU batch frees); on an
+					 * alloc record: it carries that free
+					 * of the object it replaced (old_*) */
 
 /* Key ids that are not processes.  A process younger than the daemon's fold
  * age is counted under its command's family: CS_TGID_FAMILY | a 30-bit hash
@@ -113,12 +115,18 @@ struct cs_event {
 			__u64 call_site;
 			__u32 bytes_req;
 			__u32 bytes_alloc;
-			/* free records: what the alloc recorded */
+			/* free records: what the alloc recorded; an alloc
+			 * with CS_F_UNSEEN also reports the unseen free of
+			 * the object it replaced: its lifetime here, its
+			 * key and size in old_* */
 			__u64 lifetime_ns;
 			__u16 alloc_cpu;
 			__u16 alloc_node;
 			__s16 req_node;	/* alloc: node asked for, -1 if any */
 			__u16 pad;
+			__u64 old_cache;
+			__u32 old_tgid;
+			__u32 old_bytes;
 		} slab;
 		struct {
 			__u64 ino;
@@ -151,6 +159,15 @@ struct cs_event {
 	};
 };
 
+/* Run times of the slab and page-cache programs, measured by the programs
+ * themselves under --bpf-stats (the kernel's accounting gives a mean that
+ * an interrupt taken mid-run inflates; this gives the median): per program
+ * kind, CS_RUN_BUCKETS buckets of CS_RUN_BUCKET_NS, the last one open. */
+enum cs_run_prog { CS_RUN_ALLOC, CS_RUN_FREE, CS_RUN_KMALLOC, CS_RUN_KFREE,
+		   CS_RUN_PAGE_ADD, CS_RUN_PAGE_DEL, CS_RUN_PROGS };
+#define CS_RUN_BUCKETS		256
+#define CS_RUN_BUCKET_NS	8
+
 /* Per-CPU counters, one array slot per CPU (percpu array of one element). */
 struct cs_stats {
 	__u64 produced;		/* records the programs tried to emit */
@@ -171,8 +188,7 @@ struct cs_stats {
 struct cs_live {
 	__u64 ts_ns;
 	__u64 cache;
-	__u64 call_site;
-	__u32 tgid;
+	__u32 tgid;		/* the key id the alloc was counted under */
 	__u32 bytes_alloc;
 	__u16 cpu;
 	__u16 node;

@@ -110,6 +110,13 @@ struct {
 	__type(value, __u64);
 } cache_seen SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CS_RUN_PROGS * CS_RUN_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} run_hist SEC(".maps");
+
 /* Processes to trace when filter_tgid is set. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -216,6 +223,27 @@ static __always_inline __u32 key_tgid(__u32 tgid, __u64 now, bool btf)
 		tc->tgid = tgid;
 	}
 	return key;
+}
+
+/* A program's own run time (time_runs): start, then count the run in its
+ * kind's histogram.  Off by default: two clock reads a run. */
+static __always_inline __u64 run_start(void)
+{
+	return time_runs ? bpf_ktime_get_ns() : 0;
+}
+
+static __always_inline void run_end(__u32 prog, __u64 t0)
+{
+	__u64 d, *c;
+	__u32 i;
+
+	if (!time_runs)
+		return;
+	d = (bpf_ktime_get_ns() - t0) / CS_RUN_BUCKET_NS;
+	i = prog * CS_RUN_BUCKETS + (d < CS_RUN_BUCKETS - 1 ? d : CS_RUN_BUCKETS - 1);
+	c = bpf_map_lookup_elem(&run_hist, &i);
+	if (c)
+		__sync_fetch_and_add(c, 1);
 }
 
 /* Reserve a record on this CPU's ring; counts the attempt and any drop. */

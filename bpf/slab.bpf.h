@@ -50,29 +50,9 @@ static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
 	e->slab.alloc_node = v->node;
 	e->slab.req_node = -1;
 	e->slab.pad = 0;
-}
-
-/* The allocator handed out an address that is still live in the map: the
- * object there was freed by a path with no tracepoint (kmem_cache_free_bulk,
- * the network stack's per-CPU skb cache, RCU batches).  Report that free,
- * to the old object's key, before the new alloc replaces the entry; its
- * lifetime ends now and its CPU is unknown (CS_F_UNSEEN). */
-static __always_inline void report_unseen_free(struct cs_stats *st, __u64 ptr,
-					       __u64 now, __u32 cpu)
-{
-	struct cs_live *vp = bpf_map_lookup_elem(&live, &ptr), v;
-	struct cs_event *e;
-	void *ring = NULL;
-
-	STAT_INC(st, live_replaced);
-	if (!vp)
-		return;
-	v = *vp;
-	e = event_reserve(st, &ring, cpu);
-	if (!e)
-		return;
-	fill_free(e, ptr, &v, now, 0, cpu, CS_F_UNSEEN);
-	event_submit(e, ring);
+	e->slab.old_cache = 0;
+	e->slab.old_tgid = 0;
+	e->slab.old_bytes = 0;
 }
 
 static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
@@ -82,10 +62,11 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, cpu, node;
-	struct cs_live v = {};
+	struct cs_live v = {}, old, *vp;
 	struct cs_stats *st;
 	struct cs_event *e;
 	__u64 key = (__u64)ptr, now;
+	bool replaced = false;
 	void *ring = NULL;
 	int err;
 
@@ -101,33 +82,55 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	tgid = key_tgid(tgid, now, btf);
 	v.ts_ns = now;
 	v.cache = cache;
-	v.call_site = call_site;
 	v.tgid = tgid;
 	v.bytes_alloc = bytes_alloc;
 	v.cpu = cpu;
 	v.node = node;
 	v.flags = flags;
-	err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		report_unseen_free(st, key, now, cpu);
-		bpf_map_update_elem(&live, &key, &v, BPF_ANY);
-	} else if (!err) {
-		STAT_INC(st, live_inserted);
+	/* Look first: an LRU insert takes a node from the free lists (and may
+	 * shrink them) before it finds the key, and a replace takes another.
+	 * An address still live was freed by a path with no tracepoint
+	 * (kmem_cache_free_bulk, the network stack's per-CPU skb cache, RCU
+	 * batches: every skb under network load).  Its entry is taken over
+	 * in place (nothing else can touch it: the kernel just handed the
+	 * address out here), and this alloc's record also reports that
+	 * unseen free, to the old object's key, its lifetime ending now. */
+	vp = bpf_map_lookup_elem(&live, &key);
+	if (vp) {
+		old = *vp;
+		*vp = v;
+		replaced = true;
+		STAT_INC(st, live_replaced);
+	} else {
+		err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
+		if (!err)
+			STAT_INC(st, live_inserted);
 	}
 	e = event_reserve(st, &ring, cpu);
 	if (!e)
 		return 0;
-	event_header(e, now, tgid, (__u32)id, cpu, node, CS_EV_SLAB_ALLOC, flags);
+	event_header(e, now, tgid, (__u32)id, cpu, node, CS_EV_SLAB_ALLOC,
+		     flags | (replaced ? CS_F_UNSEEN : 0));
 	e->slab.cache = cache;
 	e->slab.ptr = key;
 	e->slab.call_site = call_site;
 	e->slab.bytes_req = bytes_req;
 	e->slab.bytes_alloc = bytes_alloc;
-	e->slab.lifetime_ns = 0;
 	e->slab.alloc_cpu = cpu;
 	e->slab.alloc_node = node;
 	e->slab.req_node = req_node;
 	e->slab.pad = 0;
+	if (replaced) {
+		e->slab.lifetime_ns = now > old.ts_ns ? now - old.ts_ns : 0;
+		e->slab.old_cache = old.cache;
+		e->slab.old_tgid = old.tgid;
+		e->slab.old_bytes = old.bytes_alloc;
+	} else {
+		e->slab.lifetime_ns = 0;
+		e->slab.old_cache = 0;
+		e->slab.old_tgid = 0;
+		e->slab.old_bytes = 0;
+	}
 	event_submit(e, ring);
 	return 0;
 }

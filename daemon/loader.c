@@ -176,6 +176,7 @@ static int configure(struct loader *ld, const struct env *env)
 	skel->rodata->wakeup_bytes = ring_bytes / 8;
 	skel->rodata->page_shift = __builtin_ctz(sysconf(_SC_PAGESIZE));
 	/* processes named with --pid are what the user wants apart */
+	skel->rodata->time_runs = env->bpf_stats;
 	skel->rodata->fold_young_ns = env->npids ? 0 : (uint64_t)env->fold_ms * 1000000ull;
 	if (env->comm[0]) {
 		skel->rodata->filter_comm = true;
@@ -497,6 +498,52 @@ void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *sum,
 		if (fn)
 			fn(&ps, ctx);
 	}
+}
+
+int loader_run_times(const struct loader *ld, struct loader_run_times *rt)
+{
+	int fd = bpf_map__fd(ld->skel->maps.run_hist), ncpu = libbpf_num_possible_cpus();
+	static const char *const names[CS_RUN_PROGS] = {
+		"kmem_cache_alloc", "kmem_cache_free", "kmalloc", "kfree",
+		"page_add", "page_del",
+	};
+	uint64_t *v, h[CS_RUN_BUCKETS];
+	uint32_t p, b, key;
+	int c;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(rt, 0, sizeof(*rt));
+	for (p = 0; p < CS_RUN_PROGS; p++) {
+		uint64_t n = 0, seen = 0;
+
+		rt->prog[p].name = names[p];
+		for (b = 0; b < CS_RUN_BUCKETS; b++) {
+			key = p * CS_RUN_BUCKETS + b;
+			h[b] = 0;
+			if (bpf_map_lookup_elem(fd, &key, v))
+				continue;
+			for (c = 0; c < ncpu; c++)
+				h[b] += v[c];
+			n += h[b];
+		}
+		rt->prog[p].runs = n;
+		for (b = 0; b < CS_RUN_BUCKETS && n; b++) {
+			/* the bucket's middle; the open last bucket says ">=" */
+			uint64_t ns = b * CS_RUN_BUCKET_NS + CS_RUN_BUCKET_NS / 2;
+
+			if (!rt->prog[p].p50_ns && (seen + h[b]) * 2 >= n)
+				rt->prog[p].p50_ns = ns;
+			if (!rt->prog[p].p90_ns && (seen + h[b]) * 10 >= n * 9)
+				rt->prog[p].p90_ns = ns;
+			seen += h[b];
+		}
+	}
+	free(v);
+	return 0;
 }
 
 static uint64_t map_entries(int fd)

@@ -67,6 +67,18 @@ void loader_read_stats(const struct loader *ld, struct cs_stats *sum);
 void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *sum,
 		       void (*fn)(const struct loader_prog_stats *ps, void *ctx),
 		       void *ctx);
+/* The programs' own run-time histograms (--bpf-stats): runs, median and
+ * 90th percentile per program kind (CS_RUN_BUCKET_NS resolution; a value
+ * of the last bucket means that much or more). */
+struct loader_run_times {
+	struct {
+		const char *name;
+		uint64_t runs, p50_ns, p90_ns;
+	} prog[CS_RUN_PROGS];
+};
+
+int loader_run_times(const struct loader *ld, struct loader_run_times *rt);
+
 /* LRU evictions of the live-object and evicted-page maps: inserted minus
  * deleted minus what the map holds now.  Walks both maps: at exit only. */
 void loader_map_evictions(const struct loader *ld, const struct cs_stats *st,

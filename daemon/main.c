@@ -554,6 +554,7 @@ static void print_labelled(struct daemon *d)
 
 static void print_summary(struct daemon *d)
 {
+	struct loader_run_times rt;
 	struct loader_prog_stats ps;
 	uint64_t live_ev, page_ev;
 	struct counts c;
@@ -562,6 +563,16 @@ static void print_summary(struct daemon *d)
 	if (d->env.bpf_stats && d->ld.stats_fd >= 0)
 		printf("bpf programs (kernel run-time accounting):\n");
 	loader_prog_stats(&d->ld, &ps, d->env.bpf_stats ? print_prog : NULL, NULL);
+	if (d->env.bpf_stats && !loader_run_times(&d->ld, &rt)) {
+		int p;
+
+		printf("bpf programs (their own timing, median and 90th percentile):\n");
+		for (p = 0; p < CS_RUN_PROGS; p++)
+			if (rt.prog[p].runs)
+				printf("  %-24s %12" PRIu64 " runs %8" PRIu64 " ns median %8" PRIu64
+				       " ns p90\n", rt.prog[p].name, rt.prog[p].runs,
+				       rt.prog[p].p50_ns, rt.prog[p].p90_ns);
+	}
 	loader_map_evictions(&d->ld, &c.k, &live_ev, &page_ev);
 	printf("cachescoped: %.2f s, %" PRIu64 " windows, %" PRIu64 " rows, %" PRIu64 " keys\n",
 	       (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC,

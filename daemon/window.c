@@ -1187,7 +1187,7 @@ static void add_gpu(struct acc *a, struct wslot *s, const struct cs_event *e)
 	}
 }
 
-int wtable_add(struct wtable *wt, const struct cs_event *e)
+static int add_event(struct wtable *wt, const struct cs_event *e)
 {
 	uint64_t w = wtable_window_of(wt, e->ts_ns);
 	struct wkey k = { 0 };
@@ -1255,6 +1255,36 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	else
 		add_gpu(a, s, e);
 	return 0;
+}
+
+int wtable_add(struct wtable *wt, const struct cs_event *e)
+{
+	struct cs_event f, a;
+	uint64_t late;
+	int err;
+
+	if (e->type != CS_EV_SLAB_ALLOC || !(e->flags & CS_F_UNSEEN))
+		return add_event(wt, e);
+	/* an alloc over a live address: first the unseen free of the object
+	 * it replaced, to that object's key, then the alloc; one record */
+	f = *e;
+	f.type = CS_EV_SLAB_FREE;
+	f.tgid = e->slab.old_tgid;
+	f.flags = CS_F_UNSEEN | (e->slab.old_cache < CS_KMALLOC_ID_MAX ? CS_F_KMALLOC : 0);
+	f.slab.cache = e->slab.old_cache;
+	f.slab.bytes_alloc = e->slab.old_bytes;
+	f.slab.bytes_req = 0;
+	f.slab.call_site = 0;
+	late = wt->st.late;
+	err = add_event(wt, &f);
+	if (err)
+		return err;
+	wt->st.events--;
+	wt->st.late = late;
+	a = *e;
+	a.flags &= ~CS_F_UNSEEN;
+	a.slab.lifetime_ns = 0;
+	return add_event(wt, &a);
 }
 
 void wtable_get_stats(const struct wtable *wt, struct wtable_stats *st)

@@ -585,6 +585,42 @@ static void wtable_add__unseen_frees__counted_apart_from_locality_and_lifetime(v
 	wtable_free(wt);
 }
 
+/* One record for an alloc over a live address: the unseen free of the
+ * object it replaced goes to that object's key (another process here),
+ * the alloc to its own; one event counted. */
+static void wtable_add__alloc_replacing_live_object__unseen_free_to_old_key(void **state)
+{
+	struct wtable *wt = wtable_new(T0, WIN, NULL, name_filp, NULL);
+	struct wtable_stats st;
+	struct cs_event e;
+	struct acc *old, *cur;
+
+	(void)state;
+	e = alloc_ev(T0 + 1 * MS, 0x1000, 0, 200, 0xaa);
+	e.tgid = 7;
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 3 * MS, 0x1000, 1, 200, 0xbb);
+	e.flags = CS_F_UNSEEN;
+	e.slab.lifetime_ns = 2 * MS;
+	e.slab.old_cache = FILP;
+	e.slab.old_tgid = 7;
+	e.slab.old_bytes = 256;
+	assert_int_equal(wtable_add(wt, &e), 0);
+	old = find_key(wt, 7, FILP);
+	cur = find_key(wt, 42, FILP);
+	assert_non_null(old);
+	assert_non_null(cur);
+	assert_int_equal(old->live_objs, 0);
+	assert_int_equal(old->total_frees, 1);
+	assert_int_equal(old->total_unseen_frees, 1);
+	assert_int_equal(cur->live_objs, 1);
+	assert_int_equal(cur->total_allocs, 1);
+	assert_int_equal(cur->total_frees, 0);
+	wtable_get_stats(wt, &st);
+	assert_int_equal(st.events, 2);
+	wtable_free(wt);
+}
+
 /* The last row of FILP, for runs of many windows. */
 static void keep_last(const struct wrow *r, void *ctx)
 {
@@ -882,6 +918,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults),
 		cmocka_unit_test(wtable_add__kv_pool_in_gpu_memory__named_kv_pool_gpu),
 		cmocka_unit_test(wtable_add__unseen_frees__counted_apart_from_locality_and_lifetime),
+		cmocka_unit_test(wtable_add__alloc_replacing_live_object__unseen_free_to_old_key),
 		cmocka_unit_test(wtable_close__leak_amid_churn__old_population_rises),
 		cmocka_unit_test(wtable_close__balanced_churn__no_old_objects),
 		cmocka_unit_test(acc_old_objs__cohorts_and_older__counted_by_cutoff),
