@@ -924,15 +924,6 @@ int main(int argc, char **argv)
 		.alive = process_alive,
 	});
 	setup_kstate(&d);
-	if (d.env.socket_path) {
-		d.lfd = control_listen(d.env.socket_path);
-		if (d.lfd < 0) {
-			err = d.lfd;
-			log_err("cannot listen on %s: %s%s", d.env.socket_path, strerror(-err),
-				err == -EADDRINUSE ? " (another cachescoped runs; use --socket)" : "");
-			goto cleanup;
-		}
-	}
 	d.epfd = epoll_create1(EPOLL_CLOEXEC);
 	err = d.epfd < 0 ? -errno : setup_timer(&d, t0);
 	if (!err)
@@ -941,8 +932,6 @@ int main(int argc, char **argv)
 		err = epoll_add(d.epfd, d.sfd);
 	if (!err)
 		err = epoll_add(d.epfd, d.tfd);
-	if (!err && d.lfd >= 0)
-		err = epoll_add(d.epfd, d.lfd);
 	if (err) {
 		log_err("cannot set up the event loop: %s", strerror(-err));
 		goto cleanup;
@@ -954,6 +943,21 @@ int main(int argc, char **argv)
 		err = start_workload(&d);
 		if (err)
 			goto cleanup;
+	}
+	/* last: a client that finds the socket finds every probe attached */
+	if (d.env.socket_path) {
+		d.lfd = control_listen(d.env.socket_path);
+		if (d.lfd < 0) {
+			err = d.lfd;
+			log_err("cannot listen on %s: %s%s", d.env.socket_path, strerror(-err),
+				err == -EADDRINUSE ? " (another cachescoped runs; use --socket)" : "");
+			goto cleanup;
+		}
+		err = epoll_add(d.epfd, d.lfd);
+		if (err) {
+			log_err("cannot set up the event loop: %s", strerror(-err));
+			goto cleanup;
+		}
 	}
 	log_info("tracing %d CPUs, %ld ms windows%s", d.ld.nr_cpus, d.env.window_ms,
 		 d.env.npids ? ", filtered by pid" : "");
