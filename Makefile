@@ -219,7 +219,7 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels
 	$(Q)./tests/run.sh unit
 
-integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS)
+integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload
 	$(Q)./tests/run.sh integration
 
 # set-up first, then build, then run: a fresh machine needs the packages

@@ -61,6 +61,9 @@ struct daemon {
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
 	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
+	/* records dropped (rings full): the count at the last tick, and for
+	 * the rows of the window being closed, those since the window before */
+	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
 	bool stop;
 	/* rows of the last closed window, for 'cachescope top' */
 	struct snap_row *snap;
@@ -179,6 +182,7 @@ static const char *csv_columns[] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
+	"window_drops",
 };
 
 /* The tgid column of a key: the process, or what stands for many. */
@@ -277,6 +281,7 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 		csv_str(c, "");
 	}
 	csv_str(c, tgid_kind(a->key.tgid));
+	csv_u64(c, d->window_drops);
 	csv_end_row(c);
 }
 
@@ -321,6 +326,11 @@ static void on_row(const struct wrow *r, void *ctx)
 	struct acc *a = (struct acc *)r->acc;
 	const struct vec_entry *v;
 
+	if (r->window != d->drop_window) {
+		d->drop_window = r->window;
+		d->window_drops = d->dropped_now - d->dropped_at_window;
+		d->dropped_at_window = d->dropped_now;
+	}
 	if (a->key.tgid != CS_TGID_OTHER &&
 	    (r->window - a->comm_window) * d->env.window_ms * 1000000ull >= COMM_REFRESH_NS) {
 		a->comm_window = r->window;
@@ -792,6 +802,14 @@ static void recluster(struct daemon *d, uint64_t now)
 		log_warn("cannot cluster %zu vectors: %s", d->an.n, strerror(-err));
 }
 
+static void read_drops(struct daemon *d)
+{
+	struct cs_stats k;
+
+	loader_read_stats(&d->ld, &k);
+	d->dropped_now = k.dropped;
+}
+
 static void on_tick(struct daemon *d)
 {
 	uint64_t expirations, now;
@@ -800,6 +818,7 @@ static void on_tick(struct daemon *d)
 		return;
 	loader_drain(&d->ld);
 	now = now_ns(CLOCK_MONOTONIC);
+	read_drops(d);
 	if (d->ks && now - d->last_kstate_ns >= KSTATE_EVERY_NS) {
 		d->last_kstate_ns = now;
 		kstate_sample(d->ks, now);
@@ -870,12 +889,14 @@ static void finish(struct daemon *d)
 	loader_drain(&d->ld);
 	usleep(10000);
 	loader_drain(&d->ld);
+	read_drops(d);
 	wtable_close_all(d->wt);
 }
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sfd = -1, .tfd = -1, .lfd = -1 };
+	struct daemon d = { .epfd = -1, .sfd = -1, .tfd = -1, .lfd = -1,
+			    .drop_window = UINT64_MAX };
 	uint64_t t0;
 	int err;
 

@@ -541,6 +541,47 @@ static void keys__past_budget__others_keys_nothing_lost(void **state)
 	assert_true(sum_family(&t, "vm_area_struct", "true", "allocs") == 0);
 }
 
+/* Rings far too small for the load: records are dropped, every one is
+ * counted, and the rows say in which windows: the window_drops of the
+ * windows add up to the summary's dropped. */
+static void drops__rings_too_small__counted_per_window(void **state)
+{
+	const char *extra[] = { "--ring-kb", "64", NULL };
+	char cmd[600], line[512];
+	uint64_t dropped = 0, sum = 0, last = UINT64_MAX;
+	struct daemon d;
+	struct table t;
+	FILE *f;
+	int r;
+
+	need_root(state);
+	daemon_start(&d, "drops", 4, extra);
+	/* more workers than CPUs: the daemon gets a share of a CPU at best */
+	snprintf(cmd, sizeof(cmd), "%s/bench/slabload 100000 %ld pipe > /dev/null",
+		 build, 2 * sysconf(_SC_NPROCESSORS_ONLN));
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, false);
+	f = fopen(d.out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "events: ", 8))
+			assert_int_equal(sscanf(strstr(line, "dropped="), "dropped=%" SCNu64, &dropped), 1);
+	fclose(f);
+	table_read(&t, d.csv);
+	/* rows come window by window: one value per window */
+	for (r = 0; r < t.nrows; r++) {
+		uint64_t w = strtoull(cell(&t, r, "window"), NULL, 10);
+
+		if (w != last)
+			sum += strtoull(cell(&t, r, "window_drops"), NULL, 10);
+		last = w;
+	}
+	if (!dropped)
+		fprintf(stderr, "no record was dropped here: only the sum is checked\n");
+	assert_int_equal(sum, dropped);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +596,7 @@ int main(void)
 		cmocka_unit_test(cli__running_daemon__stats_and_top),
 		cmocka_unit_test(keys__fork_storm__young_processes_in_families),
 		cmocka_unit_test(keys__past_budget__others_keys_nothing_lost),
+		cmocka_unit_test(drops__rings_too_small__counted_per_window),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
