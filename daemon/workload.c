@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -35,6 +36,7 @@ static const struct truth truths[] = {
 int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s,
 	     const char *backend, const char *inject)
 {
+	pid_t parent = getpid();
 	char dur[24];
 	int pfd[2];
 
@@ -52,6 +54,20 @@ int wl_start(struct wl *w, const char *path, const char *scenario, long duration
 	}
 	w->tgid = w->pid;
 	if (!w->pid) {
+		sigset_t none;
+
+		/* the daemon blocks its stop signals (it reads them from a
+		 * signalfd) and ignores SIGPIPE: exec would keep both, and
+		 * kvref would not stop when told to; and it goes when the
+		 * daemon goes, however that dies */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		/* its own group: ^C at the terminal stops the daemon, which
+		 * stops kvref (SIGTERM) and still prints the score */
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+			_exit(127);
 		dup2(pfd[1], STDOUT_FILENO);
 		/* the CUDA driver loads the CUPTI library in cuInit */
 		if (inject)

@@ -582,6 +582,54 @@ static void drops__rings_too_small__counted_per_window(void **state)
 	assert_int_equal(sum, dropped);
 }
 
+/* The pid of a child of parent named comm, or 0. */
+static pid_t child_named(pid_t parent, const char *comm)
+{
+	char cmd[200], out[64];
+
+	snprintf(cmd, sizeof(cmd), "pgrep -P %d -x %s", (int)parent, comm);
+	if (run_cmd(cmd, out, sizeof(out)))
+		return 0;
+	return (pid_t)atol(out);
+}
+
+/* SIGINT 5 s into a 60 s workload: the daemon stops kvref and exits at
+ * once (it used to wait for kvref's whole run: kvref inherited the
+ * daemon's blocked signals), and a daemon killed outright takes kvref with
+ * it (PR_SET_PDEATHSIG).  The deadlines are liveness bounds, generous
+ * against a busy machine, not timings. */
+static void workload__sigint__daemon_and_kvref_stop(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	struct daemon d;
+	pid_t kv;
+	int i, status;
+
+	need_root(state);
+	daemon_start(&d, "wl-int", 60, extra);
+	sleep_ms(5000);
+	kv = child_named(d.pid, "kvref");
+	assert_true(kv > 0);
+	assert_int_equal(kill(d.pid, SIGINT), 0);
+	for (i = 0; i < 100 && waitpid(d.pid, &status, WNOHANG) != d.pid; i++)
+		sleep_ms(100);
+	assert_true(i < 100);		/* within 10 s, not kvref's 55 s */
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(kill(kv, 0) && errno == ESRCH);
+	assert_true(count_in_file(d.out, "score: 1 of 1 phases") > 0);	/* it still scores */
+
+	daemon_start(&d, "wl-kill", 60, extra);
+	sleep_ms(3000);
+	kv = child_named(d.pid, "kvref");
+	assert_true(kv > 0);
+	assert_int_equal(kill(d.pid, SIGKILL), 0);
+	waitpid(d.pid, &status, 0);
+	for (i = 0; i < 100 && !kill(kv, 0); i++)
+		sleep_ms(100);
+	assert_true(i < 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +645,7 @@ int main(void)
 		cmocka_unit_test(keys__fork_storm__young_processes_in_families),
 		cmocka_unit_test(keys__past_budget__others_keys_nothing_lost),
 		cmocka_unit_test(drops__rings_too_small__counted_per_window),
+		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
