@@ -24,24 +24,45 @@ static int fill_addr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-int control_listen(const char *path)
+int control_check(const char *path)
 {
 	struct sockaddr_un sa;
-	mode_t old;
-	int fd, probe, err;
+	struct stat st;
+	int probe, err;
 
 	err = fill_addr(path, &sa);
 	if (err)
 		return err;
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
 	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (probe < 0)
 		return -errno;
-	if (!connect(probe, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(probe);
-		return -EADDRINUSE;
-	}
+	err = connect(probe, (struct sockaddr *)&sa, sizeof(sa)) ? 0 : -EADDRINUSE;
 	close(probe);
-	unlink(path);
+	return err;
+}
+
+/* the inode of the socket we bound: only that one is removed at exit */
+static ino_t bound_ino;
+
+int control_listen(const char *path)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	mode_t old;
+	int fd, err;
+
+	err = control_check(path);
+	if (err)
+		return err;
+	err = fill_addr(path, &sa);
+	if (err)
+		return err;
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		unlink(path);	/* stale: nothing answered */
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -54,6 +75,8 @@ int control_listen(const char *path)
 		close(fd);
 		return err;
 	}
+	if (!stat(path, &st))
+		bound_ino = st.st_ino;
 	return fd;
 }
 
@@ -92,8 +115,12 @@ void control_serve(int lfd, control_cmd_fn fn, void *ctx)
 
 void control_close(int lfd, const char *path)
 {
+	struct stat st;
+
 	if (lfd < 0)
 		return;
 	close(lfd);
-	unlink(path);
+	/* not a socket someone else made there since */
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == bound_ino)
+		unlink(path);
 }

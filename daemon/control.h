@@ -10,8 +10,13 @@
 
 typedef void (*control_cmd_fn)(const char *cmd, FILE *out, void *ctx);
 
-/* Listen on path (mode 0600).  A stale socket is replaced; a live one is an
- * error (-EADDRINUSE).  Returns the listening fd or -errno. */
+/* Whether path can be listened on: 0 when nothing is there or a stale
+ * socket (nothing answers), -EADDRINUSE when a daemon answers, -EEXIST
+ * when something that is not a socket is there (it is never removed),
+ * or another -errno. */
+int control_check(const char *path);
+/* Listen on path (mode 0600) after control_check.  A stale socket is
+ * replaced.  Returns the listening fd or -errno. */
 int control_listen(const char *path);
 /* Accept one client, read its command, answer through fn, close. */
 void control_serve(int lfd, control_cmd_fn fn, void *ctx);

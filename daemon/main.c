@@ -764,6 +764,18 @@ static void setup_kstate(struct daemon *d)
 		log_warn("cannot read kernel symbols from /proc/kallsyms; call sites are shown as addresses");
 }
 
+static void socket_error(const char *path, int err)
+{
+	if (err == -EADDRINUSE)
+		log_err("cannot listen on %s: another cachescoped answers there (stop it, or use --socket)",
+			path);
+	else if (err == -EEXIST)
+		log_err("cannot listen on %s: it exists and is not a socket (not removed; use --socket)",
+			path);
+	else
+		log_err("cannot listen on %s: %s", path, strerror(-err));
+}
+
 static int setup_signals(struct daemon *d)
 {
 	sigset_t mask;
@@ -922,6 +934,11 @@ int main(int argc, char **argv)
 		}
 		csv_header(d.csv);
 	}
+	/* before anything is loaded or started: the socket must be free */
+	if (d.env.socket_path && (err = control_check(d.env.socket_path))) {
+		socket_error(d.env.socket_path, err);
+		goto cleanup;
+	}
 	err = loader_start(&d.ld, &d.env, on_sample, &d);
 	if (err)
 		goto cleanup;
@@ -970,8 +987,7 @@ int main(int argc, char **argv)
 		d.lfd = control_listen(d.env.socket_path);
 		if (d.lfd < 0) {
 			err = d.lfd;
-			log_err("cannot listen on %s: %s%s", d.env.socket_path, strerror(-err),
-				err == -EADDRINUSE ? " (another cachescoped runs; use --socket)" : "");
+			socket_error(d.env.socket_path, err);
 			goto cleanup;
 		}
 		err = epoll_add(d.epfd, d.lfd);

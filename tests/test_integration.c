@@ -630,6 +630,41 @@ static void workload__sigint__daemon_and_kvref_stop(void **state)
 	assert_true(i < 100);
 }
 
+/* The socket path is checked before anything is loaded: a regular file
+ * there is refused and left alone, and a second daemon on a live socket
+ * refuses with one line, the first one still serving. */
+static void control__socket_path_taken__refused_one_line(void **state)
+{
+	char path[300], cmd[900], out[512];
+	struct daemon d;
+	struct stat st;
+	FILE *f;
+
+	need_root(state);
+	snprintf(path, sizeof(path), "%s/not-a-socket", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("keep me\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 1 --socket %s 2>&1", build, path);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "is not a socket"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && st.st_size == 8);
+
+	daemon_start(&d, "first", 4, NULL);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 1 --socket %s 2>&1", build, d.sock);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "another cachescoped answers there"));
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s stats", build, d.sock);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	/* the first removed its own socket at exit */
+	assert_int_equal(stat(d.sock, &st), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -646,6 +681,7 @@ int main(void)
 		cmocka_unit_test(keys__past_budget__others_keys_nothing_lost),
 		cmocka_unit_test(drops__rings_too_small__counted_per_window),
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
+		cmocka_unit_test(control__socket_path_taken__refused_one_line),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
