@@ -147,6 +147,23 @@ int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid,
 	return handle_exec();
 }
 
+/* Run by the daemon on every CPU (BPF_PROG_TEST_RUN, BPF_F_TEST_RUN_ON_CPU)
+ * before it drains the rings: this CPU's staged records go to its ring.
+ * Runs in an IPI: a program it interrupted holds the stage, and then the
+ * records wait for the next tick. */
+SEC("raw_tp")
+int flush_stage(void *ctx)
+{
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	struct cs_stage *st = bpf_map_lookup_elem(&stage, &zero);
+
+	if (!st || __sync_lock_test_and_set(&st->busy, 1))
+		return 0;
+	stage_flush(st, stats_get(), cpu);
+	__sync_lock_test_and_set(&st->busy, 0);
+	return 0;
+}
+
 /* ---- kvref's USDT probes: the user-space KV cache ---- */
 
 

@@ -28,6 +28,27 @@ struct {
 	__type(value, struct cs_stats);
 } stats SEC(".maps");
 
+/* Records are staged per CPU and go to the ring CS_STAGE_RECORDS at a time
+ * (a ring reservation costs more than writing a record); the daemon has
+ * every CPU flush its stage (flush_stage) before it drains the rings on a
+ * tick, so a window's records are all in by the time it closes.  busy:
+ * held while a program writes; a program that interrupts it (an IRQ's)
+ * reserves on the ring directly, and the flush skips that CPU this tick. */
+#define CS_STAGE_RECORDS 16
+
+struct cs_stage {
+	__u32 busy;
+	__u32 n;
+	struct cs_event ev[CS_STAGE_RECORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cs_stage);
+} stage SEC(".maps");
+
 /* Global page-cache eviction sequence, the clock of refault distances. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -246,38 +267,104 @@ static __always_inline void run_end(__u32 prog, __u64 t0)
 		__sync_fetch_and_add(c, 1);
 }
 
-/* Reserve a record on this CPU's ring; counts the attempt and any drop. */
-static __always_inline struct cs_event *event_reserve(struct cs_stats *st,
-						      void **ringp, __u32 cpu)
+/* A record being written: a slot of this CPU's stage, or a reservation on
+ * its ring. */
+struct cs_rec {
+	struct cs_stage *st;	/* staged (st->busy held) */
+	void *ring;		/* reserved directly */
+	struct cs_stats *stats;
+	__u32 cpu;
+};
+
+/* Wake the reader only once a batch has piled up; the daemon also drains
+ * every ring on its window tick, so a quiet ring is never stranded. */
+static __always_inline __u64 wakeup_flags(void *ring)
 {
-	struct cs_event *e;
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* Move the staged records to the ring in one piece; a full ring drops
+ * them all, counted. */
+static __always_inline void stage_flush(struct cs_stage *st, struct cs_stats *stats,
+					__u32 cpu)
+{
+	__u32 n = st->n;
 	void *ring;
 
-	STAT_INC(st, produced);
+	if (!n)
+		return;
+	if (n > CS_STAGE_RECORDS)
+		n = CS_STAGE_RECORDS;
+	st->n = 0;
 	ring = bpf_map_lookup_elem(&rings, &cpu);
 	if (!ring) {
-		STAT_INC(st, no_ring);
-		STAT_INC(st, dropped);
+		if (stats) {
+			__sync_fetch_and_add(&stats->no_ring, 1);
+			__sync_fetch_and_add(&stats->dropped, n);
+		}
+		return;
+	}
+	if (bpf_ringbuf_output(ring, st->ev, n * sizeof(struct cs_event), wakeup_flags(ring)) &&
+	    stats)
+		__sync_fetch_and_add(&stats->dropped, n);
+}
+
+/* Begin a record on this CPU: a slot of its stage (records go to the ring
+ * CS_STAGE_RECORDS at a time: one reservation for many), or, while a
+ * program this one interrupted holds the stage, a reservation of its own.
+ * Counts the attempt and any drop. */
+static __always_inline struct cs_event *event_reserve(struct cs_stats *stats,
+						      struct cs_rec *r, __u32 cpu)
+{
+	struct cs_stage *st;
+	struct cs_event *e;
+	__u32 zero = 0, n;
+	void *ring;
+
+	r->st = NULL;
+	r->ring = NULL;
+	r->stats = stats;
+	r->cpu = cpu;
+	STAT_INC(stats, produced);
+	st = bpf_map_lookup_elem(&stage, &zero);
+	if (st && !__sync_lock_test_and_set(&st->busy, 1)) {
+		if (st->n >= CS_STAGE_RECORDS)
+			stage_flush(st, stats, cpu);
+		n = st->n;
+		if (n < CS_STAGE_RECORDS) {
+			r->st = st;
+			return &st->ev[n];
+		}
+		__sync_lock_test_and_set(&st->busy, 0);
+	}
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring) {
+		STAT_INC(stats, no_ring);
+		STAT_INC(stats, dropped);
 		return NULL;
 	}
 	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
 	if (!e) {
-		STAT_INC(st, dropped);
+		STAT_INC(stats, dropped);
 		return NULL;
 	}
-	*ringp = ring;
+	r->ring = ring;
 	return e;
 }
 
-/* Wake the reader only once a batch has piled up; the daemon also drains
- * every ring on its window tick, so a quiet ring is never stranded. */
-static __always_inline void event_submit(struct cs_event *e, void *ring)
+static __always_inline void event_submit(struct cs_event *e, struct cs_rec *r)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct cs_stage *st = r->st;
 
-	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
+	if (st) {
+		if (++st->n >= CS_STAGE_RECORDS)
+			stage_flush(st, r->stats, r->cpu);
+		__sync_lock_test_and_set(&st->busy, 0);
+		return;
+	}
+	if (r->ring)
+		bpf_ringbuf_submit(e, wakeup_flags(r->ring));
 }
 
 /* Fill the header every record starts with. */
@@ -298,7 +385,7 @@ static __always_inline void event_header(struct cs_event *e, __u64 ts, __u32 tgi
 /* For records about the current task: check the filter, reserve a record
  * of this type and fill its header; NULL when filtered out or full.
  * fold: count a young process under its family (key_tgid). */
-static __always_inline struct cs_event *task_event(__u8 type, void **ringp,
+static __always_inline struct cs_event *task_event(__u8 type, struct cs_rec *r,
 						   bool fold, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
@@ -313,7 +400,7 @@ static __always_inline struct cs_event *task_event(__u8 type, void **ringp,
 	else
 		remember_comm(tgid);
 	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(stats_get(), ringp, cpu);
+	e = event_reserve(stats_get(), r, cpu);
 	if (!e)
 		return NULL;
 	event_header(e, now, tgid, (__u32)id, cpu, bpf_get_numa_node_id(), type, 0);

@@ -116,8 +116,8 @@ static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 				      __u32 refault_pages, __u32 repeat_pages,
 				      __u64 refault_ns, __u64 refault_dist, bool btf)
 {
-	void *ring = NULL;
-	struct cs_event *e = task_event(type, &ring, true, btf);
+	struct cs_rec rec;
+	struct cs_event *e = task_event(type, &rec, true, btf);
 
 	if (!e)
 		return;
@@ -132,7 +132,7 @@ static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 	e->page.refault_pages = refault_pages;
 	e->page.refault_ns = refault_ns;
 	e->page.refault_dist = refault_dist;
-	event_submit(e, ring);
+	event_submit(e, &rec);
 }
 
 static __always_inline int handle_page_add(struct folio_id *fidp, bool btf)

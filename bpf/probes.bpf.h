@@ -9,8 +9,8 @@
 
 static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 {
-	void *ring = NULL;
-	struct cs_event *e = task_event(CS_EV_KV, &ring, false, false);
+	struct cs_rec rec;
+	struct cs_event *e = task_event(CS_EV_KV, &rec, false, false);
 
 	if (!e)
 		return 0;
@@ -18,15 +18,15 @@ static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 	e->kv.arg = arg;
 	e->kv.block = block;
 	e->kv.op = op;
-	event_submit(e, ring);
+	event_submit(e, &rec);
 	return 0;
 }
 
 static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes,
 				    __u64 addr, __u32 stream, __u16 kind)
 {
-	void *ring = NULL;
-	struct cs_event *e = task_event(CS_EV_GPU, &ring, false, false);
+	struct cs_rec rec;
+	struct cs_event *e = task_event(CS_EV_GPU, &rec, false, false);
 
 	if (!e)
 		return 0;
@@ -38,7 +38,7 @@ static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes
 	e->gpu.kind = kind;
 	e->gpu.op = op;
 	e->gpu.pad = 0;
-	event_submit(e, ring);
+	event_submit(e, &rec);
 	return 0;
 }
 

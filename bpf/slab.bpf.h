@@ -67,7 +67,7 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	struct cs_event *e;
 	__u64 key = (__u64)ptr, now;
 	bool replaced = false;
-	void *ring = NULL;
+	struct cs_rec rec;
 	int err;
 
 	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
@@ -106,7 +106,7 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 		if (!err)
 			STAT_INC(st, live_inserted);
 	}
-	e = event_reserve(st, &ring, cpu);
+	e = event_reserve(st, &rec, cpu);
 	if (!e)
 		return 0;
 	event_header(e, now, tgid, (__u32)id, cpu, node, CS_EV_SLAB_ALLOC,
@@ -131,7 +131,7 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 		e->slab.old_tgid = 0;
 		e->slab.old_bytes = 0;
 	}
-	event_submit(e, ring);
+	event_submit(e, &rec);
 	return 0;
 }
 
@@ -141,7 +141,7 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	struct cs_live *vp, v;
 	struct cs_stats *st;
 	struct cs_event *e;
-	void *ring = NULL;
+	struct cs_rec rec;
 	__u32 cpu;
 
 	if (key <= 16)
@@ -159,11 +159,11 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	STAT_INC(st, live_deleted);
 
 	cpu = bpf_get_smp_processor_id();
-	e = event_reserve(st, &ring, cpu);
+	e = event_reserve(st, &rec, cpu);
 	if (!e)
 		return 0;
 	fill_free(e, key, &v, bpf_ktime_get_ns(), call_site, cpu, 0);
-	event_submit(e, ring);
+	event_submit(e, &rec);
 	return 0;
 }
 

@@ -216,12 +216,36 @@ static int configure(struct loader *ld, const struct env *env)
 	return choose_tracepoints(ld, env->tp_mode);
 }
 
+/* A sample is one record, or a CPU's stage of several back to back. */
 static int ring_sample(void *ctx, void *data, size_t size)
 {
 	struct loader_ring *r = ctx;
+	const size_t rec = sizeof(struct cs_event);
+	size_t off;
 
-	r->consumed++;
-	return r->ld->sample_fn(r->ld->sample_ctx, r->cpu, data, size);
+	if (size <= rec || size % rec) {
+		r->consumed++;
+		return r->ld->sample_fn(r->ld->sample_ctx, r->cpu, data, size);
+	}
+	for (off = 0; off < size; off += rec) {
+		r->consumed++;
+		r->ld->sample_fn(r->ld->sample_ctx, r->cpu, (char *)data + off, rec);
+	}
+	return 0;
+}
+
+void loader_flush(const struct loader *ld)
+{
+	int fd = bpf_program__fd(ld->skel->progs.flush_stage), cpu;
+
+	if (fd < 0)
+		return;
+	for (cpu = 0; cpu < ld->nr_cpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU,
+			    .cpu = cpu);
+
+		bpf_prog_test_run_opts(fd, &opts);	/* offline CPUs: ENXIO */
+	}
 }
 
 static int create_rings(struct loader *ld, size_t ring_bytes)
@@ -342,6 +366,7 @@ int loader_start(struct loader *ld, const struct env *env,
 		if (ld->stats_fd < 0)
 			log_warn("cannot enable BPF run-time stats: %s", strerror(errno));
 	}
+	bpf_program__set_autoattach(ld->skel->progs.flush_stage, false);
 	err = cachescope_bpf__attach(ld->skel);
 	if (err) {
 		log_err("cannot attach BPF programs: %s%s%s", strerror(-err),

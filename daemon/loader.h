@@ -63,6 +63,9 @@ int loader_drain(struct loader *ld);
 uint64_t loader_consumed(const struct loader *ld);
 
 void loader_read_stats(const struct loader *ld, struct cs_stats *sum);
+/* Have every CPU move its staged records to its ring (before a drain that
+ * must see all records up to now). */
+void loader_flush(const struct loader *ld);
 /* Sum over the loaded programs; with each, also call fn (may be NULL). */
 void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *sum,
 		       void (*fn)(const struct loader_prog_stats *ps, void *ctx),

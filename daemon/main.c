@@ -828,6 +828,7 @@ static void on_tick(struct daemon *d)
 
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
+	loader_flush(&d->ld);
 	loader_drain(&d->ld);
 	now = now_ns(CLOCK_MONOTONIC);
 	read_drops(d);
@@ -898,8 +899,10 @@ static int run_loop(struct daemon *d)
 static void finish(struct daemon *d)
 {
 	loader_detach(&d->ld);
+	loader_flush(&d->ld);
 	loader_drain(&d->ld);
 	usleep(10000);
+	loader_flush(&d->ld);
 	loader_drain(&d->ld);
 	read_drops(d);
 	wtable_close_all(d->wt);
