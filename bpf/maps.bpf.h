@@ -329,8 +329,8 @@ static __always_inline struct cs_event *event_reserve(struct cs_stats *stats,
 	STAT_INC(stats, produced);
 	st = bpf_map_lookup_elem(&stage, &zero);
 	if (st && !__sync_lock_test_and_set(&st->busy, 1)) {
-		if (st->n >= CS_STAGE_RECORDS)
-			stage_flush(st, stats, cpu);
+		/* event_submit flushes a full stage: n is below the bound,
+		 * which the verifier wants to see */
 		n = st->n;
 		if (n < CS_STAGE_RECORDS) {
 			r->st = st;
