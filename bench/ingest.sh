@@ -21,17 +21,14 @@ cleanup() {
 }
 trap cleanup EXIT
 ncpu=$(nproc)
+. bench/lib.sh
 stat() { "$B/cachescope" --socket "$tmp/cs.sock" stats | awk -v k="$1" '$1 == k {print $2}'; }
 
 printf '%8s %14s %12s %10s %12s\n' "workers" "events/s" "dropped" "drop %" "ns/iter"
 for w in 1 "$ncpu"; do
 	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" > "$tmp/cs.out" 2>&1 &
 	cs=$!
-	i=0
-	until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -lt 400 ] || { echo "ingest.sh: cachescoped did not start" >&2; exit 1; }
-		sleep 0.05
-	done
+	cs_wait "$tmp/cs.sock" $cs
 	p0=$(stat produced); d0=$(stat dropped)
 	t0=$(date +%s.%N)
 	ns=$("$B/bench/slabload" "$N" "$w" pipe)

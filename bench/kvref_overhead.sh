@@ -22,7 +22,7 @@ LIB=$(readlink -f "$B/libcachescope_cupti.so" 2>/dev/null || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. bench/lib.sh
 # tps [inject]: one round of kvref, its tokens/s; inject: with the CUPTI library
 tps() {
 	if [ "${1:-}" = inject ] && [ "$BE" = cuda ]; then
@@ -37,7 +37,7 @@ for r in $(seq "$R"); do
 	[ "$BE" = cpu ] || tps inject >> "$tmp/cupti"
 	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 > "$tmp/cs.out" 2>&1 &
 	pid=$!
-	until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do sleep 0.05; done
+	cs_wait "$tmp/cs.sock" $pid
 	tps inject >> "$tmp/traced"
 	kill -INT $pid
 	wait $pid

@@ -28,7 +28,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. bench/lib.sh
 
 mkdir -p "$tmp/www"
 echo "cachescope nginx bench" > "$tmp/www/index.html"
@@ -64,11 +64,7 @@ wait_line() {	# FILE TEXT: wait for a tracer to say it is attached
 cs_start() {	# extra args
 	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" "$@" > "$tmp/cs.out" 2>&1 &
 	cs=$!
-	i=0
-	until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -lt 400 ] || { echo "nginx.sh: cachescoped did not start" >&2; exit 1; }
-		sleep 0.05
-	done
+	cs_wait "$tmp/cs.sock" $cs
 }
 bt_round() {	# SCRIPT OUT
 	BPFTRACE_MAP_KEYS_MAX=262144 bpftrace "$1" > "$tmp/bt.out" 2>&1 &

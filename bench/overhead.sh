@@ -20,21 +20,12 @@ R=${2:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+. bench/lib.sh
 
 wait_ready() {	# $1: file that appears when the tracer is attached
 	i=0
 	until [ -e "$1" ] && grep -q "$2" "$1" 2>/dev/null; do
 		i=$((i + 1)); [ $i -lt 200 ] || { echo "tracer did not start" >&2; exit 1; }
-		sleep 0.05
-	done
-}
-
-wait_daemon() {	# $1: its pid
-	i=0
-	until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do
-		kill -0 "$1" 2>/dev/null || { echo "cachescoped did not start" >&2; exit 1; }
-		i=$((i + 1)); [ $i -lt 400 ] || { echo "cachescoped did not start" >&2; exit 1; }
 		sleep 0.05
 	done
 }
@@ -46,7 +37,7 @@ for r in $(seq "$R"); do
 
 	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" > "$tmp/cs.out.$r" 2>&1 &
 	pid=$!
-	wait_daemon $pid
+	cs_wait "$tmp/cs.sock" $pid
 	"$B/bench/slabload" "$N" >> "$tmp/cachescoped"
 	kill -INT $pid; wait $pid
 
@@ -82,7 +73,7 @@ grep -E '^events:' "$tmp/cs.out.$R" || true
 # accounting itself adds a little to each run)
 "$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --bpf-stats > "$tmp/cs.stats" 2>&1 &
 pid=$!
-wait_daemon $pid
+cs_wait "$tmp/cs.sock" $pid
 "$B/bench/slabload" "$N" > /dev/null
 kill -INT $pid; wait $pid
 echo "cachescoped per-program cost: the kernel's mean (bpf_stats), then the programs' own median and p90:"

@@ -26,11 +26,8 @@ hz=$(getconf CLK_TCK)
 
 "$B/cachescoped" --duration $((D + 5)) --socket "$tmp/cs.sock" --top 0 > "$tmp/cs.out" 2>&1 &
 cs=$!
-i=0
-until "$B/cachescope" --socket "$tmp/cs.sock" stats >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 400 ] || { echo "soak.sh: cachescoped did not start" >&2; exit 1; }
-	sleep 0.05
-done
+. bench/lib.sh
+cs_wait "$tmp/cs.sock" $cs
 # the loop counts its children in a file every 1000
 sh -c 'n=0; while :; do /bin/true; n=$((n + 1)); [ $((n % 1000)) -ne 0 ] || echo $n > '"$tmp"'/forks; done' &
 loop=$!
