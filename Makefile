@@ -37,7 +37,7 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLIN
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
-UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref
+UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -143,6 +143,7 @@ $(OUTPUT)/tests/test_kvref: $(OUTPUT)/tests/test_kvref.o $(OUTPUT)/tools/kvref/m
 	$(OUTPUT)/tools/kvref/kvcache.o
 $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 

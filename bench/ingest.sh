@@ -26,7 +26,9 @@ stat() { "$B/cachescope" --socket "$tmp/cs.sock" stats | awk -v k="$1" '$1 == k 
 
 printf '%8s %14s %12s %10s %12s\n' "workers" "events/s" "dropped" "drop %" "ns/iter"
 for w in 1 "$ncpu"; do
-	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" > "$tmp/cs.out" 2>&1 &
+	# every object tracked: the ceiling of the full record path
+	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" --sample 1 \
+		> "$tmp/cs.out" 2>&1 &
 	cs=$!
 	cs_wait "$tmp/cs.sock" $cs
 	p0=$(stat produced); d0=$(stat dropped)

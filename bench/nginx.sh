@@ -1,7 +1,8 @@
 #!/bin/sh
 # What tracing costs a real server: nginx (2 workers, a static page) under
 # wrk (2 threads, 50 connections) on loopback, requests/s untraced, under
-# cachescoped (CSV on, the whole pipeline), under bpftrace counting the
+# cachescoped (CSV on, the whole pipeline; by default, then with every
+# object tracked, --sample 1), under bpftrace counting the
 # four slab tracepoints, and under bpftrace doing cachescoped's slab job
 # (bench/peers/samejob.bt).  Rounds alternate between the set-ups; medians
 # and ratios.  Then one more round under cachescoped with --bpf-stats: the
@@ -79,6 +80,9 @@ for r in $(seq "$R"); do
 	cs_start
 	rps >> "$tmp/cs"
 	kill -INT $cs; wait $cs
+	cs_start --sample 1
+	rps >> "$tmp/exact"
+	kill -INT $cs; wait $cs
 	if [ $have_bt = 1 ]; then
 		bt_round bench/peers/count.bt "$tmp/count"
 		bt_round bench/peers/samejob.bt "$tmp/samejob"
@@ -90,6 +94,7 @@ echo "nginx + wrk -t2 -c50, ${S} s x $R rounds, median requests/s"
 row() { printf '  %-22s %10.0f req/s  %.2fx untraced\n' "$1" "$2" "$(awk "BEGIN{print $2 / $base}")"; }
 printf '  %-22s %10.0f req/s\n' "untraced" "$base"
 row "cachescoped (csv)" "$(median < "$tmp/cs")"
+row "  every object" "$(median < "$tmp/exact")"
 if [ $have_bt = 1 ]; then
 	row "bpftrace counting" "$(median < "$tmp/count")"
 	row "bpftrace same job" "$(median < "$tmp/samejob")"
@@ -101,4 +106,4 @@ kill -INT $cs; wait $cs
 echo "cachescoped per-program cost under this load: the kernel's mean (bpf_stats,"
 echo "an interrupt taken mid-run counts), then the programs' own median and p90:"
 grep -E '^  (btf_(kmem|kmalloc|kfree|page)|kmem_cache_|kmalloc |kfree |page_)' "$tmp/cs.out" || true
-grep -E '^events:' "$tmp/cs.out" || true
+grep -E '^(events|sampling):' "$tmp/cs.out" || true

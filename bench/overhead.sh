@@ -1,6 +1,7 @@
 #!/bin/sh
 # What tracing costs the traced: ns per eventfd open+close (slabload) with
-# no tracer, under cachescoped (the whole pipeline, CSV on), under bpftrace
+# no tracer, under cachescoped (the whole pipeline, CSV on; by default, then
+# with every object tracked, --sample 1), under bpftrace
 # counting the same four slab tracepoints per process (a peer that keeps
 # far less state: no live objects, no records), and under bpftrace doing
 # cachescoped's slab job (bench/peers/samejob.bt: per-pointer lifetimes,
@@ -41,6 +42,15 @@ for r in $(seq "$R"); do
 	"$B/bench/slabload" "$N" >> "$tmp/cachescoped"
 	kill -INT $pid; wait $pid
 
+	# every object tracked, whatever the rate (the default samples past
+	# its record budget)
+	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" --sample 1 \
+		> "$tmp/cs1.out.$r" 2>&1 &
+	pid=$!
+	cs_wait "$tmp/cs.sock" $pid
+	"$B/bench/slabload" "$N" >> "$tmp/exact"
+	kill -INT $pid; wait $pid
+
 	if [ $have_bpftrace = 1 ]; then
 		for peer in count samejob; do
 			rm -f "$tmp/bt.out"
@@ -59,6 +69,7 @@ row() { printf '  %-20s %8.1f ns  %.2fx the untraced throughput\n' "$1" "$2" "$(
 printf '  %-20s %8.1f ns\n' "no tracer" "$base"
 cs=$(median < "$tmp/cachescoped")
 row "cachescoped (csv)" "$cs"
+row "  every object" "$(median < "$tmp/exact")"
 if [ $have_bpftrace = 1 ]; then
 	bt=$(median < "$tmp/count")
 	sj=$(median < "$tmp/samejob")
@@ -67,7 +78,7 @@ if [ $have_bpftrace = 1 ]; then
 	printf '  cachescoped vs bpftrace same job: %.2fx its throughput\n' "$(awk "BEGIN{print $sj / $cs}")"
 fi
 echo "cachescoped events of the last timed round:"
-grep -E '^events:' "$tmp/cs.out.$R" || true
+grep -E '^(events|sampling):' "$tmp/cs.out.$R" || true
 
 # one more, untimed round with the kernel timing every program run (the
 # accounting itself adds a little to each run)
@@ -78,3 +89,4 @@ cs_wait "$tmp/cs.sock" $pid
 kill -INT $pid; wait $pid
 echo "cachescoped per-program cost: the kernel's mean (bpf_stats), then the programs' own median and p90:"
 grep -E '^  ((btf|tp)_|kmem_cache_|kmalloc |kfree |page_)' "$tmp/cs.stats" || true
+grep -E '^sampling:' "$tmp/cs.stats" || true

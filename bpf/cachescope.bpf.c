@@ -43,6 +43,10 @@ const volatile __u32 page_shift = 12;
 const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
 const volatile bool time_runs = false;	/* run_hist: programs time themselves */
 
+/* Set by the daemon while it runs (the skeleton's bss is mapped): slab
+ * objects are tracked at 1 in 2^sample_shift addresses (CS_TRACK_SLOTS). */
+__u32 sample_shift = 0;
+
 #include "maps.bpf.h"
 #include "slab.bpf.h"
 #include "page.bpf.h"
@@ -55,12 +59,15 @@ int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
 	     struct kmem_cache *s, gfp_t gfp_flags, int node)
 {
 	__u64 t0 = run_start();
+	int shift = alloc_track(ptr);
 
-	if (!ptr)
-		return 0;
-	remember_cache(s);
-	/* typed argument: plain loads, no probe-read helper calls */
-	handle_alloc(call_site, ptr, (__u64)s, s->object_size, s->size, node, 0, true);
+	/* an untracked object leaves here: no name, no maps */
+	if (shift >= 0) {
+		remember_cache(s);
+		/* typed argument: plain loads, no probe-read helper calls */
+		handle_alloc(call_site, ptr, (__u64)s, s->object_size, s->size, node, 0,
+			     true, shift);
+	}
 	run_end(CS_RUN_ALLOC, t0);
 	return 0;
 }
@@ -81,9 +88,11 @@ int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags, int node)
 {
 	__u64 t0 = run_start();
+	int shift = alloc_track(ptr);
 
-	handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc, node,
-		     CS_F_KMALLOC, true);
+	if (shift >= 0)
+		handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc,
+			     node, CS_F_KMALLOC, true, shift);
 	run_end(CS_RUN_KMALLOC, t0);
 	return 0;
 }
@@ -247,13 +256,20 @@ int BPF_USDT(gpu_memory, long op, __u64 address, __u64 bytes, __u64 timestamp)
 SEC("tracepoint/kmem/kmem_cache_alloc")
 int tp_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
 {
+	/* fields read once, before any call: the verifier refuses a ctx
+	 * pointer the compiler has moved */
+	const void *ptr = ctx->ptr;
+	__u64 call_site = ctx->call_site;
+	__u32 req = ctx->bytes_req, alloc = ctx->bytes_alloc, loc = ctx->__data_loc_name;
+	int node = ctx->node, shift;
 	__u64 cache;
 
-	if (!ctx->ptr)
+	barrier_var(ptr);
+	shift = alloc_track(ptr);
+	if (shift < 0)
 		return 0;
-	cache = cache_id_from_name(ctx, ctx->__data_loc_name);
-	return handle_alloc(ctx->call_site, ctx->ptr, cache, ctx->bytes_req,
-			    ctx->bytes_alloc, ctx->node, 0, false);
+	cache = cache_id_from_name(ctx, loc);
+	return handle_alloc(call_site, ptr, cache, req, alloc, node, 0, false, shift);
 }
 
 SEC("tracepoint/kmem/kmem_cache_free")
@@ -265,9 +281,17 @@ int tp_kmem_cache_free(struct trace_event_raw_kmem_cache_free *ctx)
 SEC("tracepoint/kmem/kmalloc")
 int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
 {
-	return handle_alloc(ctx->call_site, ctx->ptr,
-			    kmalloc_id(ctx->bytes_alloc), ctx->bytes_req,
-			    ctx->bytes_alloc, ctx->node, CS_F_KMALLOC, false);
+	const void *ptr = ctx->ptr;
+	__u64 call_site = ctx->call_site;
+	__u32 req = ctx->bytes_req, alloc = ctx->bytes_alloc;
+	int node = ctx->node, shift;
+
+	barrier_var(ptr);
+	shift = alloc_track(ptr);
+	if (shift < 0)
+		return 0;
+	return handle_alloc(call_site, ptr, kmalloc_id(alloc), req, alloc, node, CS_F_KMALLOC,
+			    false, shift);
 }
 
 SEC("tracepoint/kmem/kfree")

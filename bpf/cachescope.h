@@ -27,6 +27,23 @@
 #define CS_TGID_MAX_ENTRIES	1024
 #define CS_MAX_CPUS		1024
 
+/* Sampling of slab objects.  An alloc is tracked (live map, a record at its
+ * alloc and at its free) with probability 2^-sample_shift, at random (the
+ * allocator reuses few addresses, so a choice by address would be all or
+ * nothing for a busy cache), the shift set by the daemon from the rate of
+ * records it receives (0: every object, the default below the record
+ * budget).  A tracked object stands for 2^shift objects in the daemon's
+ * counts, alloc and free alike, so counts stay unbiased and a free always
+ * pairs with its alloc.  The track array counts tracked objects per
+ * address-hash slot: a free whose slot is zero was never tracked and leaves
+ * after one array read, with no hash lookup, whatever the shift was when
+ * it was allocated.  A slot's count only ever errs high (an LRU eviction of
+ * the live map does not decrement it), which costs a lookup, never a
+ * missed free. */
+#define CS_TRACK_BITS		20
+#define CS_TRACK_SLOTS		(1u << CS_TRACK_BITS)
+#define CS_SAMPLE_SHIFT_MAX	10
+
 /* Evicted pages are remembered per granule of 64 pages: one map entry per
  * granule, one mask bit per page.  So a page evicted as part of one folio is
  * still recognised when readahead brings it back in a folio of another
@@ -123,7 +140,11 @@ struct cs_event {
 			__u16 alloc_cpu;
 			__u16 alloc_node;
 			__s16 req_node;	/* alloc: node asked for, -1 if any */
-			__u16 pad;
+			/* the object stands for 2^shift objects (address
+			 * sampling, see CS_TRACK_SLOTS); old_shift: the
+			 * replaced object's, on an alloc with CS_F_UNSEEN */
+			__u8 shift;
+			__u8 old_shift;
 			__u64 old_cache;
 			__u32 old_tgid;
 			__u32 old_bytes;
@@ -177,6 +198,8 @@ struct cs_stats {
 	__u64 live_replaced;	/* alloc over a live entry: an unseen free,
 				 * reported as a CS_F_UNSEEN free record */
 	__u64 free_unmatched;	/* frees of objects we did not see allocated */
+	__u64 track_reclaimed;	/* untracked allocs over a tracked address:
+				 * its unseen free, reported alone */
 	__u64 evicted_inserted;
 	__u64 evicted_deleted;	/* (unused: granules stay to tell repeats) */
 	__u64 evictions;	/* page-cache deletes seen (all processes) */
@@ -192,7 +215,9 @@ struct cs_live {
 	__u32 bytes_alloc;
 	__u16 cpu;
 	__u16 node;
-	__u32 flags;
+	__u16 flags;
+	__u8 shift;		/* sampled at 1 in 2^shift addresses */
+	__u8 pad;
 };
 
 /* Key and value of the evicted-page map. */

@@ -67,6 +67,14 @@ struct {
 	__type(value, struct cs_live);
 } live SEC(".maps");
 
+/* Tracked objects per address-hash slot (CS_TRACK_SLOTS, cachescope.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CS_TRACK_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} track SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, CS_EVICTED_MAX_ENTRIES);

@@ -33,6 +33,21 @@ static __always_inline void remember_cache(const struct kmem_cache *s)
 	bpf_map_update_elem(&cache_info, &key, &info, BPF_NOEXIST);
 }
 
+/* ---- address sampling (CS_TRACK_SLOTS in cachescope.h) ---- */
+
+static __always_inline __u64 addr_hash(__u64 p)
+{
+	return (p >> 3) * 0x9e3779b97f4a7c15ull;	/* Fibonacci hashing */
+}
+
+/* Tracked objects in the slot of an address hash. */
+static __always_inline __u32 *track_count(__u64 h)
+{
+	__u32 slot = h >> (64 - CS_TRACK_BITS);
+
+	return bpf_map_lookup_elem(&track, &slot);
+}
+
 /* Fill a free record of object ptr from what its alloc recorded. */
 static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
 				      const struct cs_live *v, __u64 now,
@@ -49,31 +64,89 @@ static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
 	e->slab.alloc_cpu = v->cpu;
 	e->slab.alloc_node = v->node;
 	e->slab.req_node = -1;
-	e->slab.pad = 0;
+	e->slab.shift = v->shift;
+	e->slab.old_shift = 0;
 	e->slab.old_cache = 0;
 	e->slab.old_tgid = 0;
 	e->slab.old_bytes = 0;
 }
 
+/* A tracked object at key was freed by a path with no tracepoint, and its
+ * address is handed out again untracked: report that free alone (its key,
+ * lifetime to now, CS_F_UNSEEN) and forget the object. */
+static __always_inline void reclaim_unseen(__u64 key, __u32 *cnt)
+{
+	struct cs_live *vp, v;
+	struct cs_stats *st;
+	struct cs_event *e;
+	struct cs_rec rec;
+	__u32 cpu;
+
+	vp = bpf_map_lookup_elem(&live, &key);
+	if (!vp)
+		return;
+	v = *vp;
+	if (bpf_map_delete_elem(&live, &key))
+		return;
+	__sync_fetch_and_add(cnt, -1);
+	st = stats_get();
+	STAT_INC(st, track_reclaimed);
+	cpu = bpf_get_smp_processor_id();
+	e = event_reserve(st, &rec, cpu);
+	if (!e)
+		return;
+	fill_free(e, key, &v, bpf_ktime_get_ns(), 0, cpu, CS_F_UNSEEN);
+	event_submit(e, &rec);
+}
+
+/* The first thing every alloc program asks: the sample shift when the
+ * object at ptr is to be tracked (1 in 2^shift allocs, at random), else -1,
+ * after reporting the unseen free of a tracked object whose address this
+ * is.  An untracked alloc costs a random number, a multiply and one array
+ * read. */
+static __always_inline int alloc_track(const void *ptr)
+{
+	__u64 key = (__u64)ptr, h;
+	__u32 shift = sample_shift, *cnt;
+
+	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
+		return -1;
+	if (shift > CS_SAMPLE_SHIFT_MAX)
+		shift = CS_SAMPLE_SHIFT_MAX;
+	/* at random, not by address: the allocator hands the same few
+	 * addresses out again and again, and an address picked once would
+	 * be picked for all of its objects */
+	if (!shift || !(bpf_get_prandom_u32() & ((1u << shift) - 1)))
+		return shift;
+	h = addr_hash(key);
+	cnt = track_count(h);
+	if (cnt && *cnt)
+		reclaim_unseen(key, cnt);
+	return -1;
+}
+
 static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 					__u64 cache, __u32 bytes_req,
 					__u32 bytes_alloc, int req_node,
-					__u8 flags, bool btf)
+					__u8 flags, bool btf, __u32 shift)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, cpu, node;
 	struct cs_live v = {}, old, *vp;
-	struct cs_stats *st;
-	struct cs_event *e;
 	__u64 key = (__u64)ptr, now;
 	bool replaced = false;
+	struct cs_stats *st;
+	struct cs_event *e;
 	struct cs_rec rec;
+	__u32 *cnt;
 	int err;
 
-	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
+	cnt = track_count(addr_hash(key));
+	if (!traced(tgid)) {
+		if (cnt && *cnt)
+			reclaim_unseen(key, cnt);
 		return 0;
-	if (!traced(tgid))
-		return 0;
+	}
 	st = stats_get();
 	now = bpf_ktime_get_ns();
 	cpu = bpf_get_smp_processor_id();
@@ -87,6 +160,7 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	v.cpu = cpu;
 	v.node = node;
 	v.flags = flags;
+	v.shift = shift;
 	/* Look first: an LRU insert takes a node from the free lists (and may
 	 * shrink them) before it finds the key, and a replace takes another.
 	 * An address still live was freed by a path with no tracepoint
@@ -103,8 +177,11 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 		STAT_INC(st, live_replaced);
 	} else {
 		err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
-		if (!err)
+		if (!err) {
 			STAT_INC(st, live_inserted);
+			if (cnt)
+				__sync_fetch_and_add(cnt, 1);
+		}
 	}
 	e = event_reserve(st, &rec, cpu);
 	if (!e)
@@ -119,7 +196,8 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	e->slab.alloc_cpu = cpu;
 	e->slab.alloc_node = node;
 	e->slab.req_node = req_node;
-	e->slab.pad = 0;
+	e->slab.shift = shift;
+	e->slab.old_shift = replaced ? old.shift : 0;
 	if (replaced) {
 		e->slab.lifetime_ns = now > old.ts_ns ? now - old.ts_ns : 0;
 		e->slab.old_cache = old.cache;
@@ -142,9 +220,14 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	struct cs_stats *st;
 	struct cs_event *e;
 	struct cs_rec rec;
-	__u32 cpu;
+	__u32 cpu, *cnt;
 
 	if (key <= 16)
+		return 0;
+	/* never tracked (sampled out, or allocated before we started): one
+	 * array read, no hash lookup */
+	cnt = track_count(addr_hash(key));
+	if (!cnt || !*cnt)
 		return 0;
 	vp = bpf_map_lookup_elem(&live, &key);
 	st = stats_get();
@@ -156,6 +239,7 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	/* Two frees racing for one object: only the one that deletes reports. */
 	if (bpf_map_delete_elem(&live, &key))
 		return 0;
+	__sync_fetch_and_add(cnt, -1);
 	STAT_INC(st, live_deleted);
 
 	cpu = bpf_get_smp_processor_id();

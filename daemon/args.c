@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "args.h"
+#include "cachescope.h"
 
 const char *argp_program_version = "cachescoped 0.1";
 static const char doc[] =
@@ -48,6 +49,8 @@ enum {
 	OPT_HISTORY_MAX,
 	OPT_MAX_KEYS,
 	OPT_FOLD_MS,
+	OPT_SAMPLE,
+	OPT_SAMPLE_BUDGET,
 };
 
 static const struct argp_option options[] = {
@@ -69,6 +72,8 @@ static const struct argp_option options[] = {
 	{ "history-max", OPT_HISTORY_MAX, "N", 0, "Keep at most N vectors for clustering; past it the oldest go first and the history is shorter (default 16384)", 0 },
 	{ "max-keys", OPT_MAX_KEYS, "N", 0, "Track at most N keys apart; past it the longest idle are merged into their cache's 'others' key (default 4096)", 0 },
 	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
+	{ "sample", OPT_SAMPLE, "N|auto", 0, "Track 1 in N slab objects, chosen by address (a power of two, 1..1024; 1: every object), or auto: every object while the records stay within --sample-budget, fewer past it (default auto)", 0 },
+	{ "sample-budget", OPT_SAMPLE_BUDGET, "N", 0, "Slab records per second that auto sampling aims to stay under (default 50000)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
@@ -95,6 +100,8 @@ void env_defaults(struct env *env)
 	env->history_max = 16384;
 	env->max_keys = 4096;
 	env->fold_ms = 1000;
+	env->sample_shift = -1;
+	env->sample_budget = 50000;
 }
 
 /* strtol with range and trailing-garbage checks; one line on failure. */
@@ -212,6 +219,25 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return parse_long("max-keys", arg, 64, 1l << 22, &env->max_keys) ? EINVAL : 0;
 	case OPT_FOLD_MS:
 		return parse_long("fold-ms", arg, 0, 3600000, &env->fold_ms) ? EINVAL : 0;
+	case OPT_SAMPLE: {
+		long n;
+
+		if (!strcmp(arg, "auto")) {
+			env->sample_shift = -1;
+			return 0;
+		}
+		if (parse_long("sample", arg, 1, 1L << CS_SAMPLE_SHIFT_MAX, &n))
+			return EINVAL;
+		if (n & (n - 1)) {
+			fprintf(stderr, "cachescoped: invalid --sample '%s': expected auto or a power of two in 1..%d\n",
+				arg, 1 << CS_SAMPLE_SHIFT_MAX);
+			return EINVAL;
+		}
+		env->sample_shift = __builtin_ctzl(n);
+		return 0;
+	}
+	case OPT_SAMPLE_BUDGET:
+		return parse_long("sample-budget", arg, 1000, 100000000, &env->sample_budget) ? EINVAL : 0;
 	case OPT_RULE:
 		if (!strchr(arg, '=')) {
 			fprintf(stderr, "cachescoped: invalid --rule '%s': expected NAME=VALUE\n", arg);

@@ -39,6 +39,8 @@ struct env {
 	long max_keys;		/* keys tracked apart at most */
 	long fold_ms;		/* processes younger than this count under their
 				 * command's family; 0: never */
+	int sample_shift;	/* track 1 in 2^shift slab objects; -1: auto */
+	long sample_budget;	/* auto: slab records per second to stay under */
 	const char *rules_path;
 	const char *workload;		/* kvref scenario to drive, or NULL */
 	const char *workload_backend;	/* kvref --backend; NULL: cpu */

@@ -212,6 +212,14 @@ static void add(char *reason, size_t n, const char *fmt, ...)
 }
 
 /* Frees no tracepoint saw, in % of the window's allocs. */
+/* The objects each tracked one stood for (1 where every object is): a
+ * minimum count of objects in a rule is a count of tracked ones, so that
+ * two sampled frees are not sixteen seen ones. */
+static double sample_of(const struct evidence *e)
+{
+	return e->sample ? e->sample : 1;
+}
+
 static double unseen_pct(const struct evidence *e)
 {
 	return e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0;
@@ -296,7 +304,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	seen = fr > t[R_LEAK_SEEN_FREE_SHARE];
 	old = e->old_objs > 0 && e->old_steps >= t[R_LEAK_MIN_STEPS] &&
 	      e->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
-	      e->old_rise >= t[R_LEAK_MIN_OBJECTS] &&
+	      e->old_rise >= t[R_LEAK_MIN_OBJECTS] * sample_of(e) &&
 	      (double)e->old_rise >= t[R_LEAK_MIN_SHARE] * (double)e->old_rise_allocs &&
 	      (double)e->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)e->old_rise &&
 	      e->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
@@ -310,6 +318,11 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 		 (long long)e->old_objs, e->age_ns / 1e9, growth, span,
 		 seen ? " amid churn" : "", fr);
 	if (dom != DOM_SLAB) {
+		if (e->old_rise_dropped) {
+			snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile: lost releases could make it",
+				 key, what);
+			return LABEL_NORMAL;
+		}
 		snprintf(reason, n, "leak: %s %s", key, what);
 		return LABEL_LEAK;
 	}
@@ -357,6 +370,12 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 			 key, what, key, kgrowth, got);
 		if (e->unseen_frees)
 			add(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
+		return LABEL_NORMAL;
+	}
+	/* unconfirmed, and frees may have been lost to full rings */
+	if (coarse && e->old_rise_dropped) {
+		snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile and the kernel's count (in slabs hiding %ld) cannot confirm it: lost frees could make it",
+			 key, what, res);
 		return LABEL_NORMAL;
 	}
 	/* unconfirmed: trust the events where they see the key's frees
@@ -412,7 +431,7 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	if (e->remote_frees && !e->family && e->recent_locality < t[R_FS_MAX_LOCALITY] &&
 	    e->recent_windows >= t[R_FS_MIN_WINDOWS] &&
 	    e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
-	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] &&
+	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] * sample_of(e) &&
 	    e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
 	    e->key_lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS]) {
 		fmt_ns(life, sizeof(life), e->lifetime_p50_ns);

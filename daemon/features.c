@@ -45,6 +45,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.key_lifetime_p50_ns = r->key_lifetime_p50_ns;
 	e.remote_frees = s->remote_frees;
 	e.unseen_frees = s->unseen_frees;
+	e.sample = r->acc->key.domain == DOM_SLAB ? 1u << s->max_shift : 1;
 	e.same_size_share = r->same_size_share;
 	e.top_site = r->top_site;
 	e.age_ns = r->age_ns;
@@ -59,6 +60,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.recent_windows = r->recent_windows;
 	e.old_rise_allocs = r->old_rise_allocs;
 	e.old_rise_frees = r->old_rise_frees;
+	e.old_rise_dropped = r->old_rise_dropped;
 	e.repeat_pages = s->repeat_pages;
 	e.recent_page_adds = r->recent_page_adds;
 	e.recent_refault_pages = r->recent_refault_pages;

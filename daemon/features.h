@@ -45,6 +45,9 @@ struct evidence {
 	uint64_t key_lifetime_p50_ns;	/* over the key's recent history */
 	uint64_t remote_frees;
 	uint64_t unseen_frees;		/* frees no tracepoint reported (address reuse) */
+	uint32_t sample;		/* slab: each tracked object stood for this many
+					 * (the rules' minimum counts of objects are
+					 * of tracked ones: times this) */
 	double same_size_share;
 	uint64_t top_site;		/* busiest call site (slab), 0 if none */
 	/* the age test: live objects older than age_ns, and how much that old
@@ -57,6 +60,7 @@ struct evidence {
 	double recent_locality;	/* over the key's last windows with frees */
 	uint32_t recent_windows;
 	uint64_t old_rise_allocs, old_rise_frees;
+	bool old_rise_dropped;		/* records dropped since the rise began */
 	uint64_t page_adds, page_dels;
 	uint64_t refaults, refault_pages, repeat_pages;
 	double refault_share;		/* refault pages / page adds */

@@ -481,6 +481,12 @@ uint64_t loader_consumed(const struct loader *ld)
 	return sum;
 }
 
+void loader_set_sample_shift(struct loader *ld, unsigned int shift)
+{
+	/* the bss is mapped: the programs read it at their next alloc */
+	__atomic_store_n(&ld->skel->bss->sample_shift, shift, __ATOMIC_RELAXED);
+}
+
 void loader_read_stats(const struct loader *ld, struct cs_stats *sum)
 {
 	struct cs_stats *per = calloc(ld->nr_cpus, sizeof(*per));
@@ -590,7 +596,7 @@ void loader_map_evictions(const struct loader *ld, const struct cs_stats *st,
 {
 	uint64_t in_live = map_entries(bpf_map__fd(ld->skel->maps.live));
 	uint64_t in_evicted = map_entries(bpf_map__fd(ld->skel->maps.evicted));
-	int64_t l = (int64_t)(st->live_inserted - st->live_deleted - in_live);
+	int64_t l = (int64_t)(st->live_inserted - st->live_deleted - st->track_reclaimed - in_live);
 	int64_t e = (int64_t)(st->evicted_inserted - st->evicted_deleted - in_evicted);
 
 	*live = l > 0 ? l : 0;

@@ -28,6 +28,7 @@
 #include "loader.h"
 #include "log.h"
 #include "window.h"
+#include "sample.h"
 #include "workload.h"
 
 #define NSEC 1000000000ull
@@ -61,6 +62,8 @@ struct daemon {
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
 	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
+	struct sampler smp;		/* how many slab objects are tracked */
+	uint64_t slab_records, slab_records_fed;
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
@@ -97,6 +100,8 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 			return 0;
 		}
 		d->gpu_records++;
+	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
+		d->slab_records++;
 	}
 	if (wtable_add(d->wt, &e))
 		d->lost_nomem++;
@@ -182,7 +187,7 @@ static const char *csv_columns[] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops",
+	"window_drops", "sample",
 };
 
 /* The tgid column of a key: the process, or what stands for many. */
@@ -282,6 +287,7 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	}
 	csv_str(c, tgid_kind(a->key.tgid));
 	csv_u64(c, d->window_drops);
+	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
 	csv_end_row(c);
 }
 
@@ -376,7 +382,10 @@ static void print_stats(struct daemon *d, FILE *out)
 	fprintf(out, "windows %" PRIu64 "\nrows %" PRIu64 "\nkeys %" PRIu64 "\nlate %" PRIu64 "\n",
 		c.w.windows, c.w.rows, c.w.keys, c.w.late);
 	fprintf(out, "free_unmatched %" PRIu64 "\nunseen_frees %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
-		(uint64_t)c.k.free_unmatched, (uint64_t)c.k.live_replaced, ps.recursion_misses);
+		(uint64_t)c.k.free_unmatched,
+		(uint64_t)(c.k.live_replaced + c.k.track_reclaimed), ps.recursion_misses);
+	fprintf(out, "sample_shift %u\nsample_shift_peak %u\nsample_changes %" PRIu64 "\n",
+		d->smp.shift, d->smp.peak_shift, d->smp.changes);
 	fprintf(out, "page_evictions %" PRIu64 "\n", (uint64_t)c.k.evictions);
 	fprintf(out, "keys_dropped %" PRIu64 "\nkeys_exited %" PRIu64 "\nkeys_idle_merged %" PRIu64
 		"\nkeys_evicted %" PRIu64 "\nothers_events %" PRIu64 "\n",
@@ -597,8 +606,12 @@ static void print_summary(struct daemon *d)
 	       " unseen_frees=%" PRIu64 " live_map_evictions=%" PRIu64 " evicted_map_evictions=%" PRIu64
 	       " page_evictions=%" PRIu64 " page_truncations=%" PRIu64 "\n",
 	       ps.recursion_misses, (uint64_t)c.k.free_unmatched,
-	       (uint64_t)c.k.live_replaced, live_ev, page_ev,
+	       (uint64_t)(c.k.live_replaced + c.k.track_reclaimed), live_ev, page_ev,
 	       (uint64_t)c.k.evictions, (uint64_t)c.k.truncations);
+	printf("sampling: %s, 1 in %u slab objects tracked at the end, 1 in %u at most, %" PRIu64
+	       " changes (budget %ld records/s)\n",
+	       d->smp.fixed ? "fixed" : "auto", 1u << d->smp.shift, 1u << d->smp.peak_shift,
+	       d->smp.changes, d->env.sample_budget);
 	printf("keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64 " idle_merged=%" PRIu64
 	       " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
 	       "; history: %zu vectors, %" PRIu64 " trimmed (max %ld)\n",
@@ -822,6 +835,19 @@ static void read_drops(struct daemon *d)
 	d->dropped_now = k.dropped;
 }
 
+/* The records received set how many slab objects are tracked next. */
+static void update_sampling(struct daemon *d, uint64_t now)
+{
+	unsigned int was = d->smp.shift, shift;
+
+	shift = sampler_update(&d->smp, now, d->slab_records - d->slab_records_fed);
+	d->slab_records_fed = d->slab_records;
+	if (shift == was)
+		return;
+	loader_set_sample_shift(&d->ld, shift);
+	log_info("tracking 1 in %u slab objects (was 1 in %u)", 1u << shift, 1u << was);
+}
+
 static void on_tick(struct daemon *d)
 {
 	uint64_t expirations, now;
@@ -832,6 +858,8 @@ static void on_tick(struct daemon *d)
 	loader_drain(&d->ld);
 	now = now_ns(CLOCK_MONOTONIC);
 	read_drops(d);
+	wtable_note_drops(d->wt, d->dropped_now, now);
+	update_sampling(d, now);
 	if (d->ks && now - d->last_kstate_ns >= KSTATE_EVERY_NS) {
 		d->last_kstate_ns = now;
 		kstate_sample(d->ks, now);
@@ -870,6 +898,8 @@ static int run_loop(struct daemon *d)
 
 			if (fd == rfd) {
 				loader_drain(&d->ld);
+				/* a burst raises the shift before the tick */
+				update_sampling(d, now_ns(CLOCK_MONOTONIC));
 			} else if (fd == d->tfd) {
 				on_tick(d);
 			} else if (fd == d->sfd) {
@@ -947,6 +977,9 @@ int main(int argc, char **argv)
 		goto cleanup;
 
 	d.start_ns = now_ns(CLOCK_MONOTONIC);
+	sampler_init(&d.smp, d.env.sample_shift, CS_SAMPLE_SHIFT_MAX, d.env.sample_budget,
+		     d.start_ns);
+	loader_set_sample_shift(&d.ld, d.smp.shift);
 	d.real_off_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
 	t0 = d.start_ns - d.start_ns % (d.env.window_ms * 1000000ull);
 	d.wt = wtable_new(t0, d.env.window_ms * 1000000ull, on_row, resolve_key, &d);

@@ -43,6 +43,7 @@ struct wtable {
 	size_t fcap, nfiles;
 	struct wtable_limits lim;
 	uint64_t room_window;	/* the last window make_room found none */
+	uint64_t drops, last_drop_ns;	/* records dropped so far, and when last */
 };
 
 const char *domain_name(int domain)
@@ -58,22 +59,27 @@ const char *domain_name(int domain)
 
 /* ---- small statistics ---- */
 
-void topk_add(struct topk *t, uint64_t val)
+void topk_add_n(struct topk *t, uint64_t val, uint32_t n)
 {
 	uint32_t i;
 
 	for (i = 0; i < t->n; i++) {
 		if (t->val[i] == val) {
-			t->cnt[i]++;
+			t->cnt[i] += n;
 			return;
 		}
 	}
 	if (t->n < TOPK_SLOTS) {
 		t->val[t->n] = val;
-		t->cnt[t->n++] = 1;
+		t->cnt[t->n++] = n;
 		return;
 	}
-	t->other++;
+	t->other += n;
+}
+
+void topk_add(struct topk *t, uint64_t val)
+{
+	topk_add_n(t, val, 1);
 }
 
 uint64_t topk_total(const struct topk *t)
@@ -233,6 +239,14 @@ int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns)
 	return n > 0 ? n : 0;
 }
 
+void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns)
+{
+	if (dropped > wt->drops) {
+		wt->drops = dropped;
+		wt->last_drop_ns = now_ns;
+	}
+}
+
 void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r)
 {
 	wt->rules = *r;
@@ -283,6 +297,9 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	r->old_max_step = a->old_max_step;
 	r->old_rise_allocs = a->total_allocs - a->old_start_allocs;
 	r->old_rise_frees = a->total_frees - a->total_unseen_frees - a->old_start_frees;
+	/* a free lost to a full ring leaves its object live for good: any
+	 * drop since the rise's objects were allocated may have made it */
+	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= a->old_start_ns;
 	if (a->old_steps) {
 		r->old_rise_s = (double)(a->old_last_step_ns - a->old_first_step_ns) / 1e9;
 		r->old_quiet_s = (double)(end - a->old_last_step_ns) / 1e9;
@@ -1004,41 +1021,50 @@ void wtable_close_all(struct wtable *wt)
 
 /* ---- events ---- */
 
+/* A slab record's object stands for 2^shift objects (address sampling,
+ * CS_TRACK_SLOTS): every count it makes is weighted, alloc and free alike,
+ * so counts, live objects, ages and shares stay unbiased estimates, and
+ * exact where the shift is 0. */
 static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 {
+	uint32_t w = 1u << e->slab.shift;
+
+	if (e->slab.shift > s->max_shift)
+		s->max_shift = e->slab.shift;
 	if (e->type == CS_EV_SLAB_ALLOC) {
-		s->allocs++;
-		s->bytes_req += e->slab.bytes_req;
-		s->bytes_alloc += e->slab.bytes_alloc;
-		topk_add(&s->sizes, e->slab.bytes_req);
-		topk_add(&s->sites, e->slab.call_site);
+		s->allocs += w;
+		s->bytes_req += (uint64_t)w * e->slab.bytes_req;
+		s->bytes_alloc += (uint64_t)w * e->slab.bytes_alloc;
+		topk_add_n(&s->sizes, e->slab.bytes_req, w);
+		topk_add_n(&s->sites, e->slab.call_site, w);
 		if (e->slab.req_node >= 0 && e->slab.req_node != e->node)
-			s->cross_numa++;
-		a->live_objs++;
-		a->live_bytes += e->slab.bytes_alloc;
-		a->total_allocs++;
-		cohort_add(a, e->ts_ns, 1);
+			s->cross_numa += w;
+		a->live_objs += w;
+		a->live_bytes += (int64_t)w * e->slab.bytes_alloc;
+		a->total_allocs += w;
+		cohort_add(a, e->ts_ns, (int)w);
 		return;
 	}
-	s->frees++;
-	s->bytes_freed += e->slab.bytes_alloc;
-	a->live_objs--;
-	a->live_bytes -= e->slab.bytes_alloc;
-	a->total_frees++;
-	cohort_add(a, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0), -1);
+	s->frees += w;
+	s->bytes_freed += (uint64_t)w * e->slab.bytes_alloc;
+	a->live_objs -= w;
+	a->live_bytes -= (int64_t)w * e->slab.bytes_alloc;
+	a->total_frees += w;
+	cohort_add(a, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0),
+		   -(int)w);
 	if (e->flags & CS_F_UNSEEN) {
 		/* freed some time before: no lifetime, no CPU to compare */
-		s->unseen_frees++;
-		a->total_unseen_frees++;
+		s->unseen_frees += w;
+		a->total_unseen_frees += w;
 		return;
 	}
-	s->lifetime_hist[hist_bucket(e->slab.lifetime_ns)]++;
+	s->lifetime_hist[hist_bucket(e->slab.lifetime_ns)] += w;
 	if (e->cpu == e->slab.alloc_cpu)
-		s->same_cpu_frees++;
+		s->same_cpu_frees += w;
 	else
-		s->remote_frees++;
+		s->remote_frees += w;
 	if (e->node != e->slab.alloc_node)
-		s->cross_numa++;
+		s->cross_numa += w;
 }
 
 static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
@@ -1273,6 +1299,7 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	f.flags = CS_F_UNSEEN | (e->slab.old_cache < CS_KMALLOC_ID_MAX ? CS_F_KMALLOC : 0);
 	f.slab.cache = e->slab.old_cache;
 	f.slab.bytes_alloc = e->slab.old_bytes;
+	f.slab.shift = e->slab.old_shift;
 	f.slab.bytes_req = 0;
 	f.slab.call_site = 0;
 	late = wt->st.late;

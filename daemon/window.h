@@ -65,6 +65,8 @@ struct wslot {
 	uint64_t kv_swap_outs, kv_swap_ins;	/* kv domain: blocks */
 	uint64_t gpu_kernels, gpu_kernel_ns;	/* gpu domain */
 	uint64_t gpu_copies, gpu_copy_in_bytes, gpu_copy_out_bytes;
+	uint8_t max_shift;	/* slab: largest sample shift of its records (the
+				 * counts are estimates when it is not 0) */
 	uint32_t lifetime_hist[HIST_BUCKETS];	/* log2 ns */
 	uint32_t refault_hist[HIST_BUCKETS];	/* log2 evictions */
 	struct topk sizes;	/* bytes requested */
@@ -178,6 +180,8 @@ struct wrow {
 	int64_t old_max_step;	/* the largest rise of one window */
 	uint64_t old_rise_allocs, old_rise_frees;	/* since the rise began; frees
 							 * a tracepoint saw */
+	bool old_rise_dropped;	/* records were dropped (rings full) since the
+				 * rise's objects were allocated */
 	/* frees on the allocating CPU / frees (with a CPU) over the last
 	 * LOCALITY_SAMPLES windows (of time), and how many of them had frees */
 	double recent_locality;
@@ -249,6 +253,10 @@ struct wtable_rules {
 
 void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r);
 
+/* Records dropped so far (the programs' count, monotonic), read at now_ns:
+ * rows say whether a leak's rise may rest on frees that were lost. */
+void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns);
+
 /* Live objects of a key allocated at or before cutoff_ns (never negative). */
 int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns);
 
@@ -277,6 +285,7 @@ void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),
 
 /* Helpers shared with the feature code and tests. */
 void topk_add(struct topk *t, uint64_t val);
+void topk_add_n(struct topk *t, uint64_t val, uint32_t n);	/* n times */
 uint64_t topk_total(const struct topk *t);
 uint32_t topk_max(const struct topk *t);
 uint64_t topk_argmax(const struct topk *t);	/* the commonest value, 0 if none */

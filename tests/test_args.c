@@ -112,6 +112,27 @@ static void args_parse__workload_on_cuda__backend_stored(void **state)
 	assert_int_equal(env.duration_s, 60);
 }
 
+static void args_parse__sample__power_of_two_or_auto(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(env.sample_shift, -1);	/* auto */
+	assert_int_equal(env.sample_budget, 50000);
+	assert_int_equal(PARSE(&env, "--sample", "16", "--sample-budget", "2000"), 0);
+	assert_int_equal(env.sample_shift, 4);
+	assert_int_equal(env.sample_budget, 2000);
+	assert_int_equal(PARSE(&env, "--sample", "1"), 0);
+	assert_int_equal(env.sample_shift, 0);
+	assert_int_equal(PARSE(&env, "--sample", "auto"), 0);
+	assert_int_equal(env.sample_shift, -1);
+	assert_int_equal(PARSE(&env, "--sample", "12"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--sample", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--sample", "2048"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--sample-budget", "10"), -EINVAL);
+}
+
 static void args_parse__help__returns_one(void **state)
 {
 	struct env env;
@@ -133,6 +154,7 @@ int main(void)
 		cmocka_unit_test(args_parse__bad_numbers__einval),
 		cmocka_unit_test(args_parse__bad_words__einval),
 		cmocka_unit_test(args_parse__workload_on_cuda__backend_stored),
+		cmocka_unit_test(args_parse__sample__power_of_two_or_auto),
 		cmocka_unit_test(args_parse__help__returns_one),
 	};
 

@@ -37,6 +37,21 @@ static void event_decode__wrong_size__einval(void **state)
 	assert_int_equal(event_decode(NULL, sizeof(in), &out), -EINVAL);
 }
 
+/* a weight of 2^shift past the largest shift the programs use is not ours */
+static void event_decode__sample_shift_out_of_range__einval(void **state)
+{
+	struct cs_event in = { .type = CS_EV_SLAB_ALLOC }, out;
+
+	(void)state;
+	in.slab.shift = CS_SAMPLE_SHIFT_MAX;
+	assert_int_equal(event_decode(&in, sizeof(in), &out), 0);
+	in.slab.shift = CS_SAMPLE_SHIFT_MAX + 1;
+	assert_int_equal(event_decode(&in, sizeof(in), &out), -EINVAL);
+	in.slab.shift = 0;
+	in.slab.old_shift = 200;
+	assert_int_equal(event_decode(&in, sizeof(in), &out), -EINVAL);
+}
+
 static void event_decode__unknown_type__einval_output_untouched(void **state)
 {
 	struct cs_event in = { .type = 77 }, out;
@@ -78,6 +93,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(event_decode__valid_free__copied),
 		cmocka_unit_test(event_decode__wrong_size__einval),
+		cmocka_unit_test(event_decode__sample_shift_out_of_range__einval),
 		cmocka_unit_test(event_decode__unknown_type__einval_output_untouched),
 		cmocka_unit_test(event_decode__page_order_too_large__einval),
 		cmocka_unit_test(event_decode__kv_op_out_of_range__einval),

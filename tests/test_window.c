@@ -115,6 +115,72 @@ static void wtable_add__allocs_and_frees__row_counts_them(void **state)
 	wtable_free(wt);
 }
 
+/* A sampled record stands for 2^shift objects: every count it makes is
+ * weighted, allocs and frees, bytes, live objects, CPUs, lifetimes, sizes
+ * and sites; the row says its largest shift. */
+static void wtable_add__sampled_records__counts_weighted(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, name_filp, &rows);
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		e = alloc_ev(T0 + 1 * MS + i, 0x1000 + i * 256, 0, 200, 0xaa);
+		e.slab.shift = 4;
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	e = alloc_ev(T0 + 1 * MS + 5, 0x9000, 0, 100, 0xbb);	/* tracked at 1 in 1 */
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = free_ev(T0 + 2 * MS, 0x1000, 1, 0, 1000);
+	e.slab.shift = 4;
+	assert_int_equal(wtable_add(wt, &e), 0);
+	wtable_close_until(wt, T0 + WIN);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->allocs, 3 * 16 + 1);
+	assert_int_equal(rows.r[0].s->frees, 16);
+	assert_int_equal(rows.r[0].s->bytes_req, 3 * 16 * 200 + 100);
+	assert_int_equal(rows.r[0].live_objs, 2 * 16 + 1);
+	assert_int_equal(rows.r[0].live_bytes, (2 * 16 + 1) * 256);
+	assert_int_equal(rows.r[0].s->remote_frees, 16);
+	assert_int_equal(rows.r[0].s->max_shift, 4);
+	/* 48 of 49 allocs are of size 200, from site 0xaa */
+	assert_true(rows.r[0].same_size_share > 0.97 && rows.r[0].same_size_share < 0.98);
+	assert_true(rows.r[0].top_site_share > 0.97 && rows.r[0].top_site_share < 0.98);
+	wtable_free(wt);
+}
+
+/* An alloc over a live address reports the unseen free of the object it
+ * replaced with that object's weight, its own with its own. */
+static void wtable_add__unseen_free_of_sampled_object__old_weight(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, name_filp, &rows);
+	struct cs_event e;
+
+	(void)state;
+	e = alloc_ev(T0 + 1 * MS, 0x1000, 0, 200, 0xaa);
+	e.slab.shift = 3;
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = alloc_ev(T0 + 2 * MS, 0x1000, 0, 200, 0xaa);
+	e.flags = CS_F_UNSEEN;
+	e.slab.shift = 1;
+	e.slab.old_shift = 3;
+	e.slab.old_cache = FILP;
+	e.slab.old_tgid = 42;
+	e.slab.old_bytes = 256;
+	e.slab.lifetime_ns = 1 * MS;
+	assert_int_equal(wtable_add(wt, &e), 0);
+	wtable_close_until(wt, T0 + WIN);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->allocs, 8 + 2);
+	assert_int_equal(rows.r[0].s->frees, 8);
+	assert_int_equal(rows.r[0].s->unseen_frees, 8);
+	assert_int_equal(rows.r[0].live_objs, 2);
+	wtable_free(wt);
+}
+
 static void wtable_close_until__next_window_events__not_in_live_of_closed(void **state)
 {
 	struct rows rows = { .n = 0 };
@@ -670,6 +736,29 @@ static void wtable_close__leak_amid_churn__old_population_rises(void **state)
 	wtable_free(wt);
 }
 
+/* Records dropped while the old objects were allocated: the rise may be
+ * frees that never arrived, and the row says so. */
+static void wtable_close__drops_during_rise__row_says_so(void **state)
+{
+	struct wrow last = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
+
+	(void)state;
+	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
+	churn(wt, 1000, 5, 20);
+	assert_false(last.old_rise_dropped);
+	wtable_free(wt);
+
+	memset(&last, 0, sizeof(last));
+	wt = wtable_new(T0, WIN, keep_last, NULL, &last);
+	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
+	wtable_note_drops(wt, 7, T0 + 300 * MS);
+	churn(wt, 1000, 5, 20);
+	assert_true(last.old_rise > 100);
+	assert_true(last.old_rise_dropped);
+	wtable_free(wt);
+}
+
 static void wtable_close__balanced_churn__no_old_objects(void **state)
 {
 	struct wrow last = { 0 };
@@ -904,6 +993,9 @@ int main(void)
 		cmocka_unit_test(wtable_add__allocs_and_frees__row_counts_them),
 		cmocka_unit_test(wtable_close_until__next_window_events__not_in_live_of_closed),
 		cmocka_unit_test(wtable_add__event_of_closed_window__counted_late),
+		cmocka_unit_test(wtable_add__sampled_records__counts_weighted),
+		cmocka_unit_test(wtable_close__drops_during_rise__row_says_so),
+		cmocka_unit_test(wtable_add__unseen_free_of_sampled_object__old_weight),
 		cmocka_unit_test(wtable_add__far_future_event__closes_windows_between),
 		cmocka_unit_test(wtable_add__page_refaults__counted_per_file),
 		cmocka_unit_test(wtable_add__same_inode_number_new_generation__separate_keys),

@@ -52,6 +52,7 @@ bool socket_up(const char *path)
 /* Start cachescoped with its CSV, socket and output in tmpdir, plus extra
  * arguments; return once the control socket answers (programs attached). */
 bool harness_exact_keys;
+const char *harness_sample;
 
 void daemon_start(struct daemon *d, const char *name, int duration,
 			 const char *const *extra)
@@ -77,6 +78,10 @@ void daemon_start(struct daemon *d, const char *name, int duration,
 	if (harness_exact_keys) {
 		argv[i++] = "--fold-ms";
 		argv[i++] = "0";
+	}
+	if (harness_sample) {
+		argv[i++] = "--sample";
+		argv[i++] = harness_sample;
 	}
 	for (n = 0; extra && extra[n]; n++)
 		argv[i++] = extra[n];

@@ -51,6 +51,9 @@ uint64_t sum_family(const struct table *t, const char *key, const char *comm,
 /* Set: daemons run with --fold-ms 0, every process its own keys at once
  * (tests that count one short-lived helper's events exactly). */
 extern bool harness_exact_keys;
+/* Set: daemons run with --sample VALUE ("1": every slab object tracked,
+ * for tests that count events exactly); NULL: the daemon's default. */
+extern const char *harness_sample;
 /* The summary line must balance: produced = consumed + dropped. */
 void check_summary(const struct daemon *d, bool want_no_drops);
 int count_in_file(const char *path, const char *needle);
