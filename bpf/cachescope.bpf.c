@@ -44,8 +44,9 @@ const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
 const volatile bool time_runs = false;	/* run_hist: programs time themselves */
 
 /* Set by the daemon while it runs (the skeleton's bss is mapped): slab
- * objects are tracked at 1 in 2^sample_shift addresses (CS_TRACK_SLOTS). */
-__u32 sample_shift = 0;
+ * objects of the caches of a slot are tracked 1 in 2^cache_shift[slot]
+ * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS). */
+__u8 cache_shift[CS_SHIFT_SLOTS] = {};
 
 #include "maps.bpf.h"
 #include "slab.bpf.h"
@@ -58,8 +59,16 @@ SEC("tp_btf/kmem_cache_alloc")
 int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
 	     struct kmem_cache *s, gfp_t gfp_flags, int node)
 {
-	__u64 t0 = run_start();
-	int shift = alloc_track(ptr);
+	/* the pointer's low half as a number, first, while it is in a
+	 * register: a 32-bit move (the verifier allows no arithmetic on the
+	 * pointer, nor a partial read of it once spilled) */
+	__u32 lo;
+	__u64 t0;
+	int shift;
+
+	asm volatile("%0 = %1" : "=w"(lo) : "w"((__u32)(__u64)s));
+	t0 = run_start();
+	shift = alloc_track(ptr, lo);
 
 	/* an untracked object leaves here: no name, no maps */
 	if (shift >= 0) {
@@ -88,7 +97,7 @@ int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags, int node)
 {
 	__u64 t0 = run_start();
-	int shift = alloc_track(ptr);
+	int shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc));
 
 	if (shift >= 0)
 		handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc,
@@ -265,10 +274,12 @@ int tp_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
 	__u64 cache;
 
 	barrier_var(ptr);
-	shift = alloc_track(ptr);
-	if (shift < 0)
+	if ((__u64)ptr <= 16)
 		return 0;
 	cache = cache_id_from_name(ctx, loc);
+	shift = alloc_track(ptr, (__u32)cache);
+	if (shift < 0)
+		return 0;
 	return handle_alloc(call_site, ptr, cache, req, alloc, node, 0, false, shift);
 }
 
@@ -287,7 +298,7 @@ int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
 	int node = ctx->node, shift;
 
 	barrier_var(ptr);
-	shift = alloc_track(ptr);
+	shift = alloc_track(ptr, (__u32)kmalloc_id(alloc));
 	if (shift < 0)
 		return 0;
 	return handle_alloc(call_site, ptr, kmalloc_id(alloc), req, alloc, node, CS_F_KMALLOC,

@@ -28,11 +28,11 @@
 #define CS_MAX_CPUS		1024
 
 /* Sampling of slab objects.  An alloc is tracked (live map, a record at its
- * alloc and at its free) with probability 2^-sample_shift, at random (the
+ * alloc and at its free) with probability 2^-shift, at random (the
  * allocator reuses few addresses, so a choice by address would be all or
- * nothing for a busy cache), the shift set by the daemon from the rate of
- * records it receives (0: every object, the default below the record
- * budget).  A tracked object stands for 2^shift objects in the daemon's
+ * nothing for a busy cache), the shift set by the daemon, per slot of
+ * caches, from the rate of records it receives (0: every object, the
+ * default below the record budget).  A tracked object stands for 2^shift objects in the daemon's
  * counts, alloc and free alike, so counts stay unbiased and a free always
  * pairs with its alloc.  The track array counts tracked objects per
  * address-hash slot: a free whose slot is zero was never tracked and leaves
@@ -43,6 +43,18 @@
 #define CS_TRACK_BITS		20
 #define CS_TRACK_SLOTS		(1u << CS_TRACK_BITS)
 #define CS_SAMPLE_SHIFT_MAX	10
+
+/* The shift is per slot of caches: a busy cache is thinned, a quiet one
+ * keeps every object.  The slot of a cache id (a kmem_cache pointer, a
+ * kmalloc size, a hashed name) is a hash of its low 32 bits, the same in
+ * the programs and the daemon. */
+#define CS_SHIFT_SLOT_BITS	10
+#define CS_SHIFT_SLOTS		(1u << CS_SHIFT_SLOT_BITS)
+
+static inline __u32 cs_shift_slot(__u32 id_lo)
+{
+	return (id_lo * 2654435761u) >> (32 - CS_SHIFT_SLOT_BITS);
+}
 
 /* Evicted pages are remembered per granule of 64 pages: one map entry per
  * granule, one mask bit per page.  So a page evicted as part of one folio is

@@ -100,17 +100,19 @@ static __always_inline void reclaim_unseen(__u64 key, __u32 *cnt)
 }
 
 /* The first thing every alloc program asks: the sample shift when the
- * object at ptr is to be tracked (1 in 2^shift allocs, at random), else -1,
+ * object at ptr, of the cache whose id's low half is cache_lo, is to be
+ * tracked (1 in 2^shift allocs of its caches' slot, at random), else -1,
  * after reporting the unseen free of a tracked object whose address this
  * is.  An untracked alloc costs a random number, a multiply and one array
  * read. */
-static __always_inline int alloc_track(const void *ptr)
+static __always_inline int alloc_track(const void *ptr, __u32 cache_lo)
 {
 	__u64 key = (__u64)ptr, h;
-	__u32 shift = sample_shift, *cnt;
+	__u32 shift, *cnt;
 
 	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
 		return -1;
+	shift = cache_shift[cs_shift_slot(cache_lo) & (CS_SHIFT_SLOTS - 1)];
 	if (shift > CS_SAMPLE_SHIFT_MAX)
 		shift = CS_SAMPLE_SHIFT_MAX;
 	/* at random, not by address: the allocator hands the same few
@@ -197,13 +199,16 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	e->slab.alloc_node = node;
 	e->slab.req_node = req_node;
 	e->slab.shift = shift;
-	e->slab.old_shift = replaced ? old.shift : 0;
+	/* old_* only where replaced: a select on them makes the compiler
+	 * read the stack slot of old on the other path too */
 	if (replaced) {
+		e->slab.old_shift = old.shift;
 		e->slab.lifetime_ns = now > old.ts_ns ? now - old.ts_ns : 0;
 		e->slab.old_cache = old.cache;
 		e->slab.old_tgid = old.tgid;
 		e->slab.old_bytes = old.bytes_alloc;
 	} else {
+		e->slab.old_shift = 0;
 		e->slab.lifetime_ns = 0;
 		e->slab.old_cache = 0;
 		e->slab.old_tgid = 0;

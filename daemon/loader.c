@@ -481,10 +481,11 @@ uint64_t loader_consumed(const struct loader *ld)
 	return sum;
 }
 
-void loader_set_sample_shift(struct loader *ld, unsigned int shift)
+void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int shift)
 {
 	/* the bss is mapped: the programs read it at their next alloc */
-	__atomic_store_n(&ld->skel->bss->sample_shift, shift, __ATOMIC_RELAXED);
+	__atomic_store_n(&ld->skel->bss->cache_shift[slot % CS_SHIFT_SLOTS], (uint8_t)shift,
+			 __ATOMIC_RELAXED);
 }
 
 void loader_read_stats(const struct loader *ld, struct cs_stats *sum)

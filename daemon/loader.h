@@ -63,8 +63,9 @@ int loader_drain(struct loader *ld);
 uint64_t loader_consumed(const struct loader *ld);
 
 void loader_read_stats(const struct loader *ld, struct cs_stats *sum);
-/* Track 1 in 2^shift slab objects from now on (CS_TRACK_SLOTS). */
-void loader_set_sample_shift(struct loader *ld, unsigned int shift);
+/* Track 1 in 2^shift slab objects of the caches of slot from now on
+ * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS). */
+void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int shift);
 /* Have every CPU move its staged records to its ring (before a drain that
  * must see all records up to now). */
 void loader_flush(const struct loader *ld);

@@ -63,7 +63,7 @@ struct daemon {
 	uint64_t bad_records, lost_nomem;
 	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
 	struct sampler smp;		/* how many slab objects are tracked */
-	uint64_t slab_records, slab_records_fed;
+	uint8_t shift_set[CS_SHIFT_SLOTS];	/* the programs' shifts */
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
@@ -101,7 +101,7 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		}
 		d->gpu_records++;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
-		d->slab_records++;
+		sampler_count(&d->smp, cs_shift_slot((uint32_t)e.slab.cache));
 	}
 	if (wtable_add(d->wt, &e))
 		d->lost_nomem++;
@@ -384,8 +384,8 @@ static void print_stats(struct daemon *d, FILE *out)
 	fprintf(out, "free_unmatched %" PRIu64 "\nunseen_frees %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
 		(uint64_t)c.k.free_unmatched,
 		(uint64_t)(c.k.live_replaced + c.k.track_reclaimed), ps.recursion_misses);
-	fprintf(out, "sample_shift %u\nsample_shift_peak %u\nsample_changes %" PRIu64 "\n",
-		d->smp.shift, d->smp.peak_shift, d->smp.changes);
+	fprintf(out, "sample_shift %u\nsample_shift_peak %u\nsample_slots %u\nsample_changes %" PRIu64 "\n",
+		d->smp.top_shift, d->smp.peak_shift, d->smp.sampled, d->smp.changes);
 	fprintf(out, "page_evictions %" PRIu64 "\n", (uint64_t)c.k.evictions);
 	fprintf(out, "keys_dropped %" PRIu64 "\nkeys_exited %" PRIu64 "\nkeys_idle_merged %" PRIu64
 		"\nkeys_evicted %" PRIu64 "\nothers_events %" PRIu64 "\n",
@@ -608,10 +608,10 @@ static void print_summary(struct daemon *d)
 	       ps.recursion_misses, (uint64_t)c.k.free_unmatched,
 	       (uint64_t)(c.k.live_replaced + c.k.track_reclaimed), live_ev, page_ev,
 	       (uint64_t)c.k.evictions, (uint64_t)c.k.truncations);
-	printf("sampling: %s, 1 in %u slab objects tracked at the end, 1 in %u at most, %" PRIu64
-	       " changes (budget %ld records/s)\n",
-	       d->smp.fixed ? "fixed" : "auto", 1u << d->smp.shift, 1u << d->smp.peak_shift,
-	       d->smp.changes, d->env.sample_budget);
+	printf("sampling: %s, 1 in %u slab objects tracked in the busiest caches at the end (%u of %u"
+	       " slots of caches thinned), 1 in %u at most, %" PRIu64 " changes (budget %ld records/s)\n",
+	       d->smp.fixed ? "fixed" : "auto", 1u << d->smp.top_shift, d->smp.sampled,
+	       CS_SHIFT_SLOTS, 1u << d->smp.peak_shift, d->smp.changes, d->env.sample_budget);
 	printf("keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64 " idle_merged=%" PRIu64
 	       " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
 	       "; history: %zu vectors, %" PRIu64 " trimmed (max %ld)\n",
@@ -838,14 +838,19 @@ static void read_drops(struct daemon *d)
 /* The records received set how many slab objects are tracked next. */
 static void update_sampling(struct daemon *d, uint64_t now)
 {
-	unsigned int was = d->smp.shift, shift;
+	unsigned int i, was = d->smp.top_shift;
 
-	shift = sampler_update(&d->smp, now, d->slab_records - d->slab_records_fed);
-	d->slab_records_fed = d->slab_records;
-	if (shift == was)
+	if (!sampler_update(&d->smp, now))
 		return;
-	loader_set_sample_shift(&d->ld, shift);
-	log_info("tracking 1 in %u slab objects (was 1 in %u)", 1u << shift, 1u << was);
+	for (i = 0; i < CS_SHIFT_SLOTS; i++) {
+		if (d->smp.slot[i].shift == d->shift_set[i])
+			continue;
+		d->shift_set[i] = d->smp.slot[i].shift;
+		loader_set_sample_shift(&d->ld, i, d->shift_set[i]);
+	}
+	if (d->smp.top_shift != was)
+		log_info("tracking 1 in %u slab objects of the busiest caches (%u of %u slots thinned)",
+			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
 }
 
 static void on_tick(struct daemon *d)
@@ -943,6 +948,7 @@ int main(int argc, char **argv)
 	struct daemon d = { .epfd = -1, .sfd = -1, .tfd = -1, .lfd = -1,
 			    .drop_window = UINT64_MAX };
 	uint64_t t0;
+	unsigned int i;
 	int err;
 
 	env_defaults(&d.env);
@@ -979,7 +985,10 @@ int main(int argc, char **argv)
 	d.start_ns = now_ns(CLOCK_MONOTONIC);
 	sampler_init(&d.smp, d.env.sample_shift, CS_SAMPLE_SHIFT_MAX, d.env.sample_budget,
 		     d.start_ns);
-	loader_set_sample_shift(&d.ld, d.smp.shift);
+	for (i = 0; i < CS_SHIFT_SLOTS; i++) {
+		d.shift_set[i] = d.smp.slot[i].shift;
+		loader_set_sample_shift(&d.ld, i, d.shift_set[i]);
+	}
 	d.real_off_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
 	t0 = d.start_ns - d.start_ns % (d.env.window_ms * 1000000ull);
 	d.wt = wtable_new(t0, d.env.window_ms * 1000000ull, on_row, resolve_key, &d);

@@ -1,116 +1,174 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests of the sample-shift controller (daemon/sample.c). */
+/* Unit tests of the per-cache sample shifts (daemon/sample.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <string.h>
 #include <cmocka.h>
 #include "../daemon/sample.h"
 
 #define MS 1000000ull
+#define BUSY 7		/* slots */
+#define QUIET 300
+#define OTHER 901
 
-/* Feed rate records/s in 100 ms ticks for ms milliseconds, from *now. */
-static unsigned int feed(struct sampler *s, uint64_t *now, uint64_t rate, uint64_t ms)
+static struct sampler s;
+
+/* rate[i]: traffic of slot i per second; 100 ms ticks for ms milliseconds:
+ * what arrives is the traffic thinned by each slot's current shift. */
+static void feed(uint64_t *now, const uint64_t rate[CS_SHIFT_SLOTS], uint64_t ms)
 {
-	unsigned int shift = s->shift;
-	uint64_t t;
+	uint64_t t, n;
+	unsigned int i;
 
 	for (t = 0; t < ms; t += 100) {
 		*now += 100 * MS;
-		/* what arrives is the traffic thinned by the current shift */
-		shift = sampler_update(s, *now, (rate >> shift) / 10);
+		for (i = 0; i < CS_SHIFT_SLOTS; i++)
+			for (n = (rate[i] >> s.slot[i].shift) / 10; n; n--)
+				sampler_count(&s, i);
+		sampler_update(&s, *now);
 	}
-	return shift;
+}
+
+static uint64_t rates[CS_SHIFT_SLOTS];
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(rates, 0, sizeof(rates));
+	return 0;
 }
 
 static void sampler__under_budget__every_object(void **state)
 {
-	struct sampler s;
 	uint64_t now = 0;
 
 	(void)state;
 	sampler_init(&s, -1, 10, 50000, now);
-	assert_int_equal(feed(&s, &now, 40000, 5000), 0);
+	rates[BUSY] = 30000;
+	rates[QUIET] = 9000;
+	feed(&now, rates, 5000);
+	assert_int_equal(s.slot[BUSY].shift, 0);
+	assert_int_equal(s.slot[QUIET].shift, 0);
 	assert_int_equal(s.changes, 0);
+	assert_int_equal(s.sampled, 0);
 }
 
-static void sampler__over_budget__raised_at_once_to_fit(void **state)
+static void sampler__one_busy_cache__thinned_at_once_quiet_one_kept(void **state)
 {
-	struct sampler s;
 	uint64_t now = 0;
 
 	(void)state;
 	sampler_init(&s, -1, 10, 50000, now);
-	/* 1.6 M/s: 1 in 32 brings it to the budget; one tick does it */
-	assert_int_equal(feed(&s, &now, 1600000, 100), 5);
-	assert_int_equal(s.changes, 1);
-	/* and it stays there while the rate does */
-	assert_int_equal(feed(&s, &now, 1600000, 5000), 5);
+	/* 1.6 M/s of one cache beside 2 000/s of another: the busy one is
+	 * brought to ~48 000/s in one tick, the quiet one keeps every object */
+	rates[BUSY] = 1600000;
+	rates[QUIET] = 2000;
+	feed(&now, rates, 100);
+	assert_int_equal(s.slot[BUSY].shift, 6);
+	assert_int_equal(s.slot[QUIET].shift, 0);
+	assert_int_equal(s.sampled, 1);
+	feed(&now, rates, 5000);
+	assert_int_equal(s.slot[BUSY].shift, 6);
+	assert_int_equal(s.slot[QUIET].shift, 0);
 	assert_int_equal(s.changes, 1);
 }
 
-static void sampler__rate_falls__lowered_one_step_after_a_while(void **state)
+static void sampler__several_busy_caches__budget_shared(void **state)
 {
-	struct sampler s;
+	uint64_t now = 0, sent = 0;
+	unsigned int i;
+
+	(void)state;
+	sampler_init(&s, -1, 10, 50000, now);
+	rates[BUSY] = 800000;
+	rates[BUSY + 1] = 400000;
+	rates[QUIET] = 5000;
+	feed(&now, rates, 1000);
+	/* every busy cache thinned, the total within the budget */
+	assert_true(s.slot[BUSY].shift > s.slot[BUSY + 1].shift);
+	assert_true(s.slot[BUSY + 1].shift > 0);
+	assert_int_equal(s.slot[QUIET].shift, 0);
+	for (i = 0; i < CS_SHIFT_SLOTS; i++)
+		sent += rates[i] >> s.slot[i].shift;
+	assert_true(sent <= 50000);
+	assert_true(sent >= 25000);
+}
+
+static void sampler__rate_falls__lowered_after_a_while(void **state)
+{
 	uint64_t now = 0;
 
 	(void)state;
 	sampler_init(&s, -1, 10, 50000, now);
-	feed(&s, &now, 1600000, 100);
-	assert_int_equal(s.shift, 5);
+	/* alone, 1 in 32 brings it to the budget exactly */
+	rates[BUSY] = 1600000;
+	feed(&now, rates, 100);
+	assert_int_equal(s.slot[BUSY].shift, 5);
 	/* quiet: not lowered within the first 2 s ... */
-	assert_int_equal(feed(&s, &now, 1000, 2000), 5);
-	/* ... one step at a time, then down to every object */
-	assert_int_equal(feed(&s, &now, 1000, 1500), 4);
-	assert_int_equal(feed(&s, &now, 1000, 30000), 0);
+	rates[BUSY] = 1000;
+	feed(&now, rates, 2000);
+	assert_int_equal(s.slot[BUSY].shift, 5);
+	/* ... then back to every object */
+	feed(&now, rates, 1500);
+	assert_int_equal(s.slot[BUSY].shift, 0);
 	assert_int_equal(s.peak_shift, 5);
+	assert_int_equal(s.sampled, 0);
 }
 
 static void sampler__rate_near_budget__does_not_flap(void **state)
 {
-	struct sampler s;
 	uint64_t now = 0;
 
 	(void)state;
 	sampler_init(&s, -1, 10, 50000, now);
-	/* 80 k/s: 1 in 2 fits (40 k/s); back to 1 in 1 would not: stays */
-	assert_int_equal(feed(&s, &now, 80000, 20000), 1);
+	/* 80 k/s: 1 in 2 fits; back to 1 in 1 would not: it stays */
+	rates[BUSY] = 80000;
+	feed(&now, rates, 20000);
+	assert_int_equal(s.slot[BUSY].shift, 1);
 	assert_int_equal(s.changes, 1);
 }
 
-static void sampler__fixed__never_changes(void **state)
+static void sampler__fixed__every_cache_never_changes(void **state)
 {
-	struct sampler s;
 	uint64_t now = 0;
 
 	(void)state;
 	sampler_init(&s, 4, 10, 50000, now);
-	assert_int_equal(feed(&s, &now, 100000000, 1000), 4);
-	assert_int_equal(feed(&s, &now, 0, 10000), 4);
+	assert_int_equal(s.slot[OTHER].shift, 4);
+	rates[BUSY] = 100000000;
+	feed(&now, rates, 1000);
+	assert_int_equal(s.slot[BUSY].shift, 4);
+	rates[BUSY] = 0;
+	feed(&now, rates, 10000);
+	assert_int_equal(s.slot[BUSY].shift, 4);
 	assert_int_equal(s.changes, 0);
 }
 
 static void sampler__beyond_max__clamped(void **state)
 {
-	struct sampler s;
 	uint64_t now = 0;
 
 	(void)state;
 	sampler_init(&s, -1, 10, 1000, now);
-	assert_int_equal(feed(&s, &now, 1ull << 40, 200), 10);
+	rates[BUSY] = 1ull << 32;
+	feed(&now, rates, 200);
+	assert_int_equal(s.slot[BUSY].shift, 10);
 	sampler_init(&s, 12, 10, 1000, now);
-	assert_int_equal(s.shift, 10);
+	assert_int_equal(s.slot[BUSY].shift, 10);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(sampler__under_budget__every_object),
-		cmocka_unit_test(sampler__over_budget__raised_at_once_to_fit),
-		cmocka_unit_test(sampler__rate_falls__lowered_one_step_after_a_while),
-		cmocka_unit_test(sampler__rate_near_budget__does_not_flap),
-		cmocka_unit_test(sampler__fixed__never_changes),
-		cmocka_unit_test(sampler__beyond_max__clamped),
+		cmocka_unit_test_setup(sampler__under_budget__every_object, setup),
+		cmocka_unit_test_setup(sampler__one_busy_cache__thinned_at_once_quiet_one_kept, setup),
+		cmocka_unit_test_setup(sampler__several_busy_caches__budget_shared, setup),
+		cmocka_unit_test_setup(sampler__rate_falls__lowered_after_a_while, setup),
+		cmocka_unit_test_setup(sampler__rate_near_budget__does_not_flap, setup),
+		cmocka_unit_test_setup(sampler__fixed__every_cache_never_changes, setup),
+		cmocka_unit_test_setup(sampler__beyond_max__clamped, setup),
 	};
 
 	return cmocka_run_group_tests_name("sample", tests, NULL, NULL);

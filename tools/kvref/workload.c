@@ -13,8 +13,10 @@
  *
  *   normal         pool large enough, 4 shared prefixes, fds closed, each
  *                  front end on its worker's CPU, counters on own lines;
- *   thrash         a 24-block pool under 96 prefixes: blocks are evicted to
- *                  the swap file and read back again and again, and the
+ *   thrash         a 24-block pool under 16 prefixes of 3 blocks (twice the
+ *                  pool, of which running sequences hold half): blocks are
+ *                  evicted to the swap file and read back again and again,
+ *                  half of them within a pool's worth of evictions, and the
  *                  swap file's pages are dropped every 20 ms (as memory
  *                  pressure would), so swap-ins refault the page cache;
  *   false_sharing  front end and worker on different CPUs (every skb is
@@ -56,7 +58,7 @@ struct scenario_params {
 
 static const struct scenario_params params[SC_MIXED] = {
 	[SC_NORMAL] = { 0, 1, 4, false, false, 0, false },
-	[SC_THRASH] = { 24, 1, 96, false, false, 0, true },
+	[SC_THRASH] = { 24, 1, 16, false, false, 0, true },
 	[SC_FALSE_SHARING] = { 0, 1, 4, true, true, 0, false },
 	/* leaked sequences pile up: room for about half a minute of them */
 	[SC_LEAK] = { 0, 4, 4, false, false, 2, false },
