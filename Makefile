@@ -72,7 +72,7 @@ CUDA_BINS := $(OUTPUT)/kvref_cuda.so
 endif
 ifneq ($(HAVE_CUPTI),)
 CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
-	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed
+	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed $(OUTPUT)/bench/cupti_record
 endif
 
 .DELETE_ON_ERROR:
@@ -196,6 +196,13 @@ $(OUTPUT)/tests/test_cupti: tests/test_cupti.c cuda/cupti_sub.c cuda/cupti_sub.h
 	$(Q)$(CC) $(CUPTI_CFLAGS) tests/test_cupti.c cuda/cupti_sub.c \
 		$(foreach f,$(CUPTI_WRAPS),-Wl,--wrap=$(f)) -L$(CUPTI_LIBDIR) -lcupti \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lcmocka -lpthread -o $@
+
+# the record handler's cost per record, KV decision cache off and on (CPU only)
+$(OUTPUT)/bench/cupti_record: bench/cupti_record.c cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.h
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c cuda/cupti_sub.c -L$(CUPTI_LIBDIR) -lcupti \
+		-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
 
 # ---- the CUDA backend of kvref (no GPU needed to build) ----
 
