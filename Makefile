@@ -223,6 +223,21 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
 		-Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h -x c++ $< -o $@
 
+# ---- fuzz harnesses of the GPU/KV paths (make fuzz builds and runs FUZZERS) ----
+FUZZ_OUT ?= $(OUTPUT)/fuzz
+# the CUPTI library's record handler and KV-name matcher; no CUPTI call
+# that needs a driver is made, so no --wrap: -lcupti only resolves them
+ifneq ($(HAVE_CUPTI),)
+FUZZERS += cupti
+$(FUZZ_OUT)/fuzz_cupti: tests/fuzz/fuzz_cupti.c cuda/cupti_sub.c
+FUZZ_EXTRA_fuzz_cupti := -D_GNU_SOURCE -I$(CUDA)/include -L$(CUPTI_LIBDIR) -lcupti \
+	-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread
+endif
+# the daemon's ingest of kv and gpu probe records (bounds, the kv queue)
+FUZZERS += usdt
+$(FUZZ_OUT)/fuzz_usdt: tests/fuzz/fuzz_usdt.c daemon/window.c
+FUZZ_EXTRA_fuzz_usdt := -D_GNU_SOURCE -lm
+
 unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels
 	$(Q)./tests/run.sh unit
 
