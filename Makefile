@@ -72,7 +72,7 @@ CUDA_BINS := $(OUTPUT)/kvref_cuda.so
 endif
 ifneq ($(HAVE_CUPTI),)
 CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
-	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed
+	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed $(OUTPUT)/bench/cupti_record
 endif
 
 .DELETE_ON_ERROR:
@@ -198,6 +198,13 @@ $(OUTPUT)/tests/test_cupti: tests/test_cupti.c cuda/cupti_sub.c cuda/cupti_sub.h
 		$(foreach f,$(CUPTI_WRAPS),-Wl,--wrap=$(f)) -L$(CUPTI_LIBDIR) -lcupti \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lcmocka -lpthread -o $@
 
+# the record handler's cost per record, KV decision cache off and on (CPU only)
+$(OUTPUT)/bench/cupti_record: bench/cupti_record.c cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.h
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c cuda/cupti_sub.c -L$(CUPTI_LIBDIR) -lcupti \
+		-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
+
 # ---- the CUDA backend of kvref (no GPU needed to build) ----
 
 $(OUTPUT)/kvref_cuda.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tools/kvref/backend.h tools/kvref/kvcache.h \
@@ -216,6 +223,21 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
 		-Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h -x c++ $< -o $@
+
+# ---- fuzz harnesses of the GPU/KV paths (make fuzz builds and runs FUZZERS) ----
+FUZZ_OUT ?= $(OUTPUT)/fuzz
+# the CUPTI library's record handler and KV-name matcher; no CUPTI call
+# that needs a driver is made, so no --wrap: -lcupti only resolves them
+ifneq ($(HAVE_CUPTI),)
+FUZZERS += cupti
+$(FUZZ_OUT)/fuzz_cupti: tests/fuzz/fuzz_cupti.c cuda/cupti_sub.c
+FUZZ_EXTRA_fuzz_cupti := -D_GNU_SOURCE -I$(CUDA)/include -L$(CUPTI_LIBDIR) -lcupti \
+	-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread
+endif
+# the daemon's ingest of kv and gpu probe records (bounds, the kv queue)
+FUZZERS += usdt
+$(FUZZ_OUT)/fuzz_usdt: tests/fuzz/fuzz_usdt.c daemon/window.c
+FUZZ_EXTRA_fuzz_usdt := -D_GNU_SOURCE -lm
 
 unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels
 	$(Q)./tests/run.sh unit

@@ -228,36 +228,36 @@ int BPF_USDT(kv_pool, long n_blocks, long block_bytes, long block_size, long dev
 SEC("usdt")
 int BPF_USDT(gpu_kernel, long name, __u64 start, __u64 end, long device, long stream)
 {
-	return emit_gpu(CS_GPU_KERNEL, start, end, 0, 0, stream, 0);
+	return emit_gpu(CS_GPU_KERNEL, start, end, 0, 0, stream, 0, device);
 }
 
 SEC("usdt")
 int BPF_USDT(gpu_kv_kernel, long name, __u64 start, __u64 end, long device, long stream)
 {
-	return emit_gpu(CS_GPU_KV_KERNEL, start, end, 0, 0, stream, 0);
+	return emit_gpu(CS_GPU_KV_KERNEL, start, end, 0, 0, stream, 0, device);
 }
 
 SEC("usdt")
 int BPF_USDT(gpu_memcpy, long copy_kind, __u64 bytes, long src_kind, long dst_kind,
 	     __u64 start, __u64 end, long device, long stream)
 {
-	return emit_gpu(CS_GPU_MEMCPY, start, end, bytes, 0, stream, copy_kind);
+	return emit_gpu(CS_GPU_MEMCPY, start, end, bytes, 0, stream, copy_kind, device);
 }
 
 SEC("usdt")
 int BPF_USDT(gpu_dropped, __u64 count, __u64 total)
 {
-	return emit_gpu(CS_GPU_DROPPED, 0, 0, count, 0, 0, 0);
+	return emit_gpu(CS_GPU_DROPPED, 0, 0, count, 0, 0, 0, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(gpu_memory, long op, __u64 address, __u64 bytes, __u64 timestamp)
+int BPF_USDT(gpu_memory, long op, __u64 address, __u64 bytes, __u64 timestamp, long device)
 {
 	/* CUpti_ActivityMemoryOperationType: 1 allocation, 2 release */
 	if (op != 1 && op != 2)
 		return 0;
 	return emit_gpu(op == 1 ? CS_GPU_ALLOC : CS_GPU_RELEASE, timestamp, timestamp,
-			bytes, address, 0, 0);
+			bytes, address, 0, 0, device);
 }
 
 /* ---- classic tracepoints, for kernels without the BTF ones ---- */

@@ -102,6 +102,11 @@ enum cs_kv_op {
 					 * skb cache, RCU batch frees); on an
 					 * alloc record: it carries that free
 					 * of the object it replaced (old_*) */
+#define CS_F_RANGE	(1u << 3)	/* user-space probe record: an argument
+					 * did not fit its field (block index,
+					 * stream, copy kind) or a device id was
+					 * out of range; the daemon rejects it */
+#define CS_GPU_MAX_DEVICES	1024
 
 /* Key ids that are not processes.  A process younger than the daemon's fold
  * age is counted under its command's family: CS_TGID_FAMILY | a 30-bit hash

@@ -7,6 +7,9 @@
 #ifndef CS_PROBES_BPF_H
 #define CS_PROBES_BPF_H
 
+/* Probe arguments are whatever the process passed: one that does not fit
+ * its field is not truncated into a plausible value but flagged
+ * (CS_F_RANGE), and the daemon rejects the record. */
 static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 {
 	struct cs_rec rec;
@@ -14,6 +17,8 @@ static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 
 	if (!e)
 		return 0;
+	if ((unsigned long)block > 0xffffffffUL)
+		e->flags |= CS_F_RANGE;
 	e->kv.hash = hash;
 	e->kv.arg = arg;
 	e->kv.block = block;
@@ -23,13 +28,16 @@ static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 }
 
 static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes,
-				    __u64 addr, __u32 stream, __u16 kind)
+				    __u64 addr, long stream, long kind, long device)
 {
 	struct cs_rec rec;
 	struct cs_event *e = task_event(CS_EV_GPU, &rec, false, false);
 
 	if (!e)
 		return 0;
+	if ((unsigned long)stream > 0xffffffffUL || (unsigned long)kind > 0xffffUL ||
+	    (unsigned long)device >= CS_GPU_MAX_DEVICES)
+		e->flags |= CS_F_RANGE;
 	e->gpu.start = start;
 	e->gpu.end = end;
 	e->gpu.bytes = bytes;

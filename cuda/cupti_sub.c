@@ -17,6 +17,13 @@
  * stay in the process), and string arguments must be read by the BPF
  * program while the probe fires.
  *
+ * A record's cost is bounded: whether a kernel is a KV kernel is decided
+ * once per function and cached (kv_cache below), since fnmatch on the
+ * kilobyte-long mangled names of templated kernels, for every pattern and
+ * every record, cost microseconds per record; the patterns and the cache
+ * are read and replaced under one lock, so a reset while records are
+ * handled never shows a half-written table.
+ *
  * The CUPTI wiring follows CUPTI's documentation and Kineto: subscribe
  * first (cuptiSubscribe is how CUPTI clients claim the one subscriber slot),
  * register buffer callbacks, enable the kinds, flush every flush_ms from a
@@ -51,8 +58,14 @@ _Static_assert(sizeof(struct cupti_sub_stats) % sizeof(uint64_t) == 0,
 
 /* ---- configuration ---- */
 
+/* The patterns (text, pat, glob, n) and the KV cache are read and written
+ * under kv_lock only; the rest of cfg is set once and at reset, which is
+ * refused while recording. */
+static pthread_mutex_t kv_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static struct {
 	pthread_once_t once;
+	bool kv_cache_on;		/* CACHESCOPE_KV_CACHE, default 1 */
 	char text[SUB_PATTERN_CHARS];
 	const char *pat[CUPTI_SUB_MAX_PATTERNS];
 	bool glob[CUPTI_SUB_MAX_PATTERNS];
@@ -104,21 +117,30 @@ static int cfg_split_patterns(void)
 	return 0;
 }
 
-/* Load the KV patterns from the environment; returns 1 when it was ignored. */
+static void kv_cache_clear(void);
+
+/* Load the KV patterns from the environment; returns 1 when it was ignored.
+ * Takes kv_lock: records may be handled meanwhile. */
 static int cfg_load_patterns(void)
 {
 	const char *s = getenv("CACHESCOPE_KV_KERNELS");
-	int bad = 0;
+	long c = cfg_number("CACHESCOPE_KV_CACHE", 0, 1, 1);
+	int bad = c < 0;
 
+	pthread_mutex_lock(&kv_lock);
+	kv_cache_clear();
+	cfg.kv_cache_on = c != 0;
 	if (s && strlen(s) < sizeof(cfg.text)) {
 		strcpy(cfg.text, s);
 		if (cfg_split_patterns() == 0)
-			return 0;
+			goto cleanup;
 	}
 	if (s)
-		bad = 1;
+		bad++;
 	strcpy(cfg.text, CUPTI_SUB_KV_DEFAULT);
 	cfg_split_patterns();
+cleanup:
+	pthread_mutex_unlock(&kv_lock);
 	return bad;
 }
 
@@ -214,16 +236,14 @@ static bool kv_match(unsigned int i, const char *raw, const char *plain,
 			 fnmatch(cfg.pat[i], leaf, 0) == 0);
 }
 
-bool cupti_sub_is_kv_kernel(const char *name)
+/* The patterns' decision; under kv_lock. */
+static bool kv_decide(const char *name)
 {
 	char plain[SUB_PLAIN_CHARS];
 	const char *leaf = NULL;
 	unsigned int i;
 	int off;
 
-	if (!name)
-		return false;
-	cfg_ensure();
 	off = kv_plain_name(name, plain, sizeof(plain));
 	if (off >= 0)
 		leaf = plain + off;
@@ -231,6 +251,132 @@ bool cupti_sub_is_kv_kernel(const char *name)
 		if (kv_match(i, name, leaf ? plain : NULL, leaf))
 			return true;
 	return false;
+}
+
+/*
+ * The decision per function.  CUPTI hands every record of one kernel the
+ * same name pointer, so entries are found by pointer (4-way sets: two
+ * kernels whose pointers share a set do not evict each other); an
+ * entry keeps a copy of its name and a hit needs the name to be equal too,
+ * so a pointer reused for another name (a module unloaded, a caller's
+ * buffer) is a miss, never a wrong answer.  Bounded: SUB_KV_CACHE entries
+ * and SUB_KV_CACHE_BYTES of names (names of up to SUB_KV_NAME_MAX); a name that does not fit is decided
+ * every time (kv_cache_uncached).  All under kv_lock.
+ */
+#define SUB_KV_CACHE 1024
+#define SUB_KV_WAYS 4
+#define SUB_KV_CACHE_BYTES (2u << 20)
+#define SUB_KV_NAME_MAX (16u << 10)
+
+static struct {
+	const char *ptr[SUB_KV_CACHE];
+	char *copy[SUB_KV_CACHE];
+	size_t len[SUB_KV_CACHE];
+	bool kv[SUB_KV_CACHE];
+	uint64_t rnd;		/* xorshift: the way a full set replaces */
+	size_t bytes;
+} kvc;
+
+static void kv_cache_clear(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SUB_KV_CACHE; i++) {
+		free(kvc.copy[i]);
+		kvc.copy[i] = NULL;
+		kvc.ptr[i] = NULL;
+	}
+	kvc.rnd = 0x9e3779b97f4a7c15ull;
+	kvc.bytes = 0;
+}
+
+/* The first entry of name's set. */
+static unsigned int kv_cache_set(const char *name)
+{
+	uint64_t h = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned int)(h >> 56) * SUB_KV_WAYS;
+}
+
+/* The entry of name in the set at i, or -1. */
+static int kv_cache_find(unsigned int i, const char *name)
+{
+	unsigned int w;
+
+	for (w = 0; w < SUB_KV_WAYS; w++)
+		if (kvc.ptr[i + w] == name && strcmp(kvc.copy[i + w], name) == 0)
+			return (int)(i + w);
+	return -1;
+}
+
+/* The entry of the set at i to fill: an empty one, else one at random
+ * (a cycle through more kernels than the cache holds still hits, where
+ * replacing in turn would miss every time). */
+static unsigned int kv_cache_victim(unsigned int i)
+{
+	unsigned int w;
+
+	for (w = 0; w < SUB_KV_WAYS; w++)
+		if (!kvc.ptr[i + w])
+			return i + w;
+	kvc.rnd ^= kvc.rnd << 13;
+	kvc.rnd ^= kvc.rnd >> 7;
+	kvc.rnd ^= kvc.rnd << 17;
+	return i + (unsigned int)(kvc.rnd >> 32) % SUB_KV_WAYS;
+}
+
+/* Remember name's decision in slot i; false when it does not fit. */
+static bool kv_cache_put(unsigned int i, const char *name, bool kv)
+{
+	size_t len = strnlen(name, SUB_KV_NAME_MAX + 1);
+	char *copy;
+
+	kvc.bytes -= kvc.copy[i] ? kvc.len[i] + 1 : 0;
+	free(kvc.copy[i]);
+	kvc.copy[i] = NULL;
+	kvc.ptr[i] = NULL;
+	if (len > SUB_KV_NAME_MAX || kvc.bytes + len + 1 > SUB_KV_CACHE_BYTES)
+		return false;
+	copy = malloc(len + 1);
+	if (!copy)
+		return false;
+	memcpy(copy, name, len + 1);
+	kvc.copy[i] = copy;
+	kvc.ptr[i] = name;
+	kvc.len[i] = len;
+	kvc.kv[i] = kv;
+	kvc.bytes += len + 1;
+	return true;
+}
+
+bool cupti_sub_is_kv_kernel(const char *name)
+{
+	unsigned int i;
+	bool kv;
+	int hit;
+
+	if (!name)
+		return false;
+	cfg_ensure();
+	pthread_mutex_lock(&kv_lock);
+	if (!cfg.kv_cache_on) {
+		kv = kv_decide(name);
+		goto cleanup;
+	}
+	i = kv_cache_set(name);
+	hit = kv_cache_find(i, name);
+	if (hit >= 0) {
+		ST_ADD(kv_cache_hits, 1);
+		kv = kvc.kv[hit];
+		goto cleanup;
+	}
+	kv = kv_decide(name);
+	ST_ADD(kv_cache_misses, 1);
+	if (!kv_cache_put(kv_cache_victim(i), name, kv))
+		ST_ADD(kv_cache_uncached, 1);
+cleanup:
+	pthread_mutex_unlock(&kv_lock);
+	return kv;
 }
 
 /* ---- records ---- */
@@ -379,9 +525,12 @@ void cupti_sub_get_config(struct cupti_sub_config *out)
 	memset(out, 0, sizeof(*out));
 	out->buffer_bytes = cfg.buffer_bytes;
 	out->flush_ms = cfg.flush_ms;
+	pthread_mutex_lock(&kv_lock);
 	out->n_patterns = cfg.n;
 	for (i = 0; i < cfg.n; i++)
 		out->patterns[i] = cfg.pat[i];
+	out->kv_cache = cfg.kv_cache_on;
+	pthread_mutex_unlock(&kv_lock);
 }
 
 /* ---- CUPTI wiring ---- */
@@ -411,6 +560,17 @@ static const CUpti_ActivityKind sub_optional_kinds[] = {
 	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 
+/* Zero the counters field by field, atomically: records may be handled
+ * meanwhile (each field is 64 bits, see the assertion above). */
+static void stats_zero(void)
+{
+	uint64_t *f = (uint64_t *)&st;
+	size_t i;
+
+	for (i = 0; i < sizeof(st) / sizeof(uint64_t); i++)
+		__atomic_store_n(&f[i], 0, __ATOMIC_RELAXED);
+}
+
 int cupti_sub_reset(void)
 {
 	int n;
@@ -421,7 +581,7 @@ int cupti_sub_reset(void)
 		return -EBUSY;
 	}
 	cfg_ensure();
-	memset(&st, 0, sizeof(st));
+	stats_zero();
 	n = cfg_load();
 	pthread_mutex_unlock(&sub.lock);
 	return n;
@@ -632,6 +792,22 @@ cleanup:
 	return err;
 }
 
+/* cupti_sub_stop with sub.lock held. */
+static int sub_stop_locked(void)
+{
+	int err = 0;
+
+	if (sub.state != SUB_RECORDING)
+		return 0;
+	sub_flusher_stop();
+	if (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
+		err = -EIO;
+	sub_disable_kinds();
+	cuptiUnsubscribe(sub.handle);
+	sub.state = SUB_IDLE;
+	return err;
+}
+
 /* The library's only output: one line, once per process. */
 static void sub_say(int err, const char *why)
 {
@@ -643,9 +819,29 @@ static void sub_say(int err, const char *why)
 			"not recording\n", why);
 }
 
+/*
+ * At exit, stop only if the lock comes within SUB_EXIT_WAIT_MS: another
+ * thread may hold it inside cupti_sub_start (stuck in the driver, or
+ * exiting from a signal handler on the very thread that holds it), and a
+ * process must never hang in its exit because of us.  Then the records
+ * CUPTI still holds are lost (exit_stop_skipped).
+ */
+#define SUB_EXIT_WAIT_MS 500
+
 static void sub_atexit(void)
 {
-	cupti_sub_stop();
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += SUB_EXIT_WAIT_MS * 1000000L;
+	t.tv_sec += t.tv_nsec / 1000000000L;
+	t.tv_nsec %= 1000000000L;
+	if (pthread_mutex_timedlock(&sub.lock, &t) != 0) {
+		ST_ADD(exit_stop_skipped, 1);
+		return;
+	}
+	sub_stop_locked();
+	pthread_mutex_unlock(&sub.lock);
 }
 
 /*
@@ -657,6 +853,7 @@ static void sub_atfork_child(void)
 {
 	pthread_mutex_init(&sub.lock, NULL);
 	pthread_mutex_init(&sub.flock, NULL);
+	pthread_mutex_init(&kv_lock, NULL);
 	sub.flusher_on = false;
 	if (sub.state == SUB_RECORDING)
 		sub.state = SUB_IDLE;
@@ -694,18 +891,10 @@ cleanup:
 
 int cupti_sub_stop(void)
 {
-	int err = 0;
+	int err;
 
 	pthread_mutex_lock(&sub.lock);
-	if (sub.state != SUB_RECORDING)
-		goto cleanup;
-	sub_flusher_stop();
-	if (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
-		err = -EIO;
-	sub_disable_kinds();
-	cuptiUnsubscribe(sub.handle);
-	sub.state = SUB_IDLE;
-cleanup:
+	err = sub_stop_locked();
 	pthread_mutex_unlock(&sub.lock);
 	return err;
 }

@@ -23,6 +23,12 @@
  *                             last component; any other entry is a substring
  *                             of the raw name.  Set but empty: no kernel is
  *                             a KV kernel.  Default CUPTI_SUB_KV_DEFAULT.
+ *                             The decision is made once per function
+ *                             (name pointer, checked against a copy of
+ *                             the name) and cached: 1024 functions, 2 MiB
+ *                             of names of up to 16 KiB.
+ *   CACHESCOPE_KV_CACHE       0 turns that cache off (to measure it), 1 on
+ *                             (default)
  *   CACHESCOPE_CUPTI_BUFFER_MB activity buffer size, 1..8 MiB (default 4)
  *   CACHESCOPE_CUPTI_FLUSH_MS  period of cuptiActivityFlushAll(0),
  *                             0..60000 ms, 0 = no flush thread (default 100)
@@ -94,6 +100,13 @@ struct cupti_sub_stats {
 	uint64_t flushes;		/* periodic cuptiActivityFlushAll(0) calls */
 	uint64_t enabled_kinds;		/* bit (1 << kind) per enabled kind */
 	uint64_t config_errors;		/* environment values ignored */
+	/* the KV decision per function (CACHESCOPE_KV_CACHE) */
+	uint64_t kv_cache_hits;
+	uint64_t kv_cache_misses;	/* decided by the patterns, then cached */
+	uint64_t kv_cache_uncached;	/* decided, but too long to keep */
+	uint64_t exit_stop_skipped;	/* exits that found the lock held (by a
+					 * start in another thread) past 500 ms:
+					 * no forced flush */
 };
 
 struct cupti_sub_config {
@@ -102,6 +115,7 @@ struct cupti_sub_config {
 	unsigned int n_patterns;
 	/* owned by the library, valid until the next cupti_sub_reset */
 	const char *patterns[CUPTI_SUB_MAX_PATTERNS];
+	bool kv_cache;			/* the decision is cached per function */
 };
 
 /*
@@ -111,7 +125,10 @@ struct cupti_sub_config {
  * when recording (also when already recording), -EBUSY when another CUPTI
  * subscriber is active, -ENODEV when there is no CUDA driver or device or
  * CUPTI refuses otherwise.  On -EBUSY and -ENODEV it prints its one line to
- * stderr, once per process, and later calls return the same error.
+ * stderr, once per process, and later calls return the same error.  The
+ * first successful start registers an atexit handler that stops, unless
+ * another thread holds the library's lock for 500 ms then (counted in
+ * exit_stop_skipped): exit never waits longer for the library.
  */
 CUPTI_SUB_API int cupti_sub_start(void);
 
@@ -137,7 +154,8 @@ CUPTI_SUB_API int cupti_sub_handle_record(const CUpti_Activity *rec);
  */
 CUPTI_SUB_API int cupti_sub_handle_buffer(uint8_t *buf, size_t valid);
 
-/* True when name matches one of the KV-kernel patterns; false for NULL. */
+/* True when name matches one of the KV-kernel patterns; false for NULL.
+ * Safe to call from several threads, also during cupti_sub_reset. */
 CUPTI_SUB_API bool cupti_sub_is_kv_kernel(const char *name);
 
 /* Copy the counters; each field is read atomically. */

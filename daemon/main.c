@@ -96,7 +96,8 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 	}
 	if (e.type == CS_EV_GPU) {
 		if (e.gpu.op == CS_GPU_DROPPED) {	/* a count, not a record */
-			d->cupti_dropped += e.gpu.bytes;
+			if (!wtable_reject(d->wt, &e))
+				d->cupti_dropped += e.gpu.bytes;
 			return 0;
 		}
 		d->gpu_records++;
@@ -369,6 +370,19 @@ static void counts_read(struct daemon *d, struct counts *c)
 	wtable_get_stats(d->wt, &c->w);
 }
 
+/* Records of user-space probes rejected for their values, by reason. */
+static void print_rejected(const struct wtable_stats *w, FILE *out)
+{
+	unsigned int r;
+
+	fprintf(out, "usdt_rejected %" PRIu64 "\n", w->rejected);
+	for (r = 0; r < REJ_N; r++)
+		fprintf(out, "usdt_rejected_%s %" PRIu64 "\n", wtable_reject_name(r),
+			w->rejected_by[r]);
+	fprintf(out, "usdt_rejected_last_tgid %u\nkv_blocks %" PRIu64 "\nkv_queue_full %" PRIu64 "\n",
+		w->rejected_tgid, w->kv_blocks, w->kv_queue_full);
+}
+
 static void print_stats(struct daemon *d, FILE *out)
 {
 	struct loader_prog_stats ps;
@@ -398,6 +412,7 @@ static void print_stats(struct daemon *d, FILE *out)
 	fprintf(out, "cluster_runs %" PRIu64 "\ncluster_ms %.1f\n", d->an.runs, d->an.last_run_ms);
 	fprintf(out, "gpu_records %" PRIu64 "\ncupti_dropped %" PRIu64 "\n",
 		d->gpu_records, d->cupti_dropped);
+	print_rejected(&c.w, out);
 }
 
 static int snap_cmp(const void *a, const void *b)
@@ -621,6 +636,20 @@ static void print_summary(struct daemon *d)
 	if (d->gpu_lib[0])
 		printf("gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 "\n", d->gpu_records,
 		       d->cupti_dropped);
+	printf("usdt: rejected=%" PRIu64 " kv_blocks=%" PRIu64 " kv_queue_full=%" PRIu64 "\n",
+	       c.w.rejected, c.w.kv_blocks, c.w.kv_queue_full);
+	if (c.w.rejected) {
+		char by[256];
+		size_t o = 0;
+		unsigned int r;
+
+		for (r = 0; r < REJ_N && o < sizeof(by); r++)
+			if (c.w.rejected_by[r])
+				o += snprintf(by + o, sizeof(by) - o, " %s=%" PRIu64,
+					      wtable_reject_name(r), c.w.rejected_by[r]);
+		log_warn("%" PRIu64 " user-space probe records rejected for their values (%s ),"
+			 " the last from pid %u", c.w.rejected, by, c.w.rejected_tgid);
+	}
 	if (c.k.dropped)
 		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",
 			 (uint64_t)c.k.dropped);

@@ -29,6 +29,11 @@
 
 struct fhist;
 
+struct kvq_ent {
+	struct cs_event e;
+	uint64_t seq;		/* arrival order, for equal timestamps */
+};
+
 struct wtable {
 	struct acc **slots;
 	size_t cap, n;
@@ -44,6 +49,11 @@ struct wtable {
 	struct wtable_limits lim;
 	uint64_t room_window;	/* the last window make_room found none */
 	uint64_t drops, last_drop_ns;	/* records dropped so far, and when last */
+	/* kv records waiting for their window to close (kvq_flush) */
+	struct kvq_ent *kvq;
+	size_t kvq_n, kvq_cap;
+	uint64_t kvq_seq;
+	bool kvq_busy;
 };
 
 const char *domain_name(int domain)
@@ -697,8 +707,11 @@ static void slot_remove(struct wtable *wt, size_t i)
 /* Forget a key with nothing live (drop) or merge it into its others key
  * (retire: live objects, totals and history go there, and so will the
  * frees of its objects).  Returns 0, or -ENOMEM (the key stays). */
+static void kv_pool_release(struct wtable *wt, struct acc *a);
+
 static void acc_drop(struct wtable *wt, struct acc *a)
 {
+	kv_pool_release(wt, a);
 	slot_remove(wt, acc_slot(wt, &a->key));
 	acc_free(a);
 	wt->st.keys_dropped++;
@@ -712,6 +725,7 @@ static int acc_retire(struct wtable *wt, struct acc *a)
 	if (!o && !(o = acc_create(wt, &ok)))
 		return -ENOMEM;
 	acc_merge(o, a);
+	kv_pool_release(wt, a);
 	slot_remove(wt, acc_slot(wt, &a->key));
 	acc_free(a);
 	return 0;
@@ -820,6 +834,7 @@ void wtable_free(struct wtable *wt)
 		free(wt->files[i]);
 	free(wt->files);
 	free(wt->slots);
+	free(wt->kvq);
 	free(wt);
 }
 
@@ -949,6 +964,8 @@ static unsigned int gpu_sums(struct wtable *wt, uint64_t w, struct gpu_sum *g)
 	return n;
 }
 
+static void kvq_flush(struct wtable *wt, uint64_t w);
+
 static void close_window(struct wtable *wt)
 {
 	struct gpu_sum g[GPU_SUMS];
@@ -958,6 +975,7 @@ static void close_window(struct wtable *wt)
 	struct wrow r;
 	size_t i;
 
+	kvq_flush(wt, w);
 	ng = gpu_sums(wt, w, g);
 	for (i = 0; i < wt->cap; i++) {
 		struct acc *a = wt->slots[i];
@@ -1003,8 +1021,10 @@ void wtable_close_until(struct wtable *wt, uint64_t now_ns)
 void wtable_close_all(struct wtable *wt)
 {
 	size_t i;
-	uint64_t last = wt->cur;
+	uint64_t last;
 
+	kvq_flush(wt, WINDOW_NONE);
+	last = wt->cur;
 	for (i = 0; i < wt->cap; i++) {
 		struct acc *a = wt->slots[i];
 
@@ -1090,10 +1110,112 @@ static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
 	a->total_page_dels += pages;
 }
 
+/* ---- user-space probe records: bounds, and kv records in order ---- */
+
+static const char *const reject_names[REJ_N] = {
+	[REJ_RANGE] = "range", [REJ_KV_POOL] = "kv_pool", [REJ_KV_BUDGET] = "kv_budget",
+	[REJ_KV_BLOCK] = "kv_block", [REJ_KV_ARG] = "kv_arg", [REJ_GPU_TIME] = "gpu_time",
+	[REJ_GPU_BYTES] = "gpu_bytes", [REJ_GPU_KIND] = "gpu_kind",
+};
+
+const char *wtable_reject_name(unsigned int reason)
+{
+	return reason < REJ_N ? reject_names[reason] : "?";
+}
+
+static bool reject(struct wtable *wt, const struct cs_event *e, unsigned int reason)
+{
+	wt->st.rejected++;
+	wt->st.rejected_by[reason]++;
+	wt->st.rejected_tgid = e->tgid;
+	return true;
+}
+
+/* A start/end pair: an open record (end 0, CUPTI's forced flush) has no
+ * time; otherwise end >= start and the span is bounded. */
+static bool gpu_time_bad(const struct cs_event *e)
+{
+	return e->gpu.end && (e->gpu.end < e->gpu.start ||
+			      e->gpu.end - e->gpu.start > GPU_MAX_SPAN_NS);
+}
+
+bool wtable_reject(struct wtable *wt, const struct cs_event *e)
+{
+	if (e->type != CS_EV_KV && e->type != CS_EV_GPU)
+		return false;
+	if (e->flags & CS_F_RANGE)
+		return reject(wt, e, REJ_RANGE);
+	if (e->type == CS_EV_KV) {
+		if (e->kv.op == CS_KV_POOL && (!e->kv.block || e->kv.block > KV_MAX_BLOCKS ||
+					       e->kv.arg < 1 ||
+					       (uint64_t)e->kv.arg > KV_MAX_BLOCK_BYTES))
+			return reject(wt, e, REJ_KV_POOL);
+		if ((e->kv.op == CS_KV_SWAP_IN || e->kv.op == CS_KV_SWAP_OUT) && e->kv.arg < 0)
+			return reject(wt, e, REJ_KV_ARG);
+		return false;
+	}
+	switch (e->gpu.op) {
+	case CS_GPU_MEMCPY:
+		if (e->gpu.kind >= GPU_MEMCPY_KINDS)
+			return reject(wt, e, REJ_GPU_KIND);
+		/* fall through */
+	case CS_GPU_KERNEL:
+	case CS_GPU_KV_KERNEL:
+		if (gpu_time_bad(e))
+			return reject(wt, e, REJ_GPU_TIME);
+		/* fall through */
+	case CS_GPU_ALLOC:
+	case CS_GPU_RELEASE:
+		if (e->gpu.bytes > GPU_MAX_BYTES)
+			return reject(wt, e, REJ_GPU_BYTES);
+		return false;
+	case CS_GPU_DROPPED:
+		if (e->gpu.bytes > GPU_MAX_DROPPED)
+			return reject(wt, e, REJ_GPU_BYTES);
+		return false;
+	}
+	return false;
+}
+
+static void kv_pool_release(struct wtable *wt, struct acc *a)
+{
+	wt->st.kv_blocks -= a->kv_nblocks;
+	a->kv_nblocks = 0;
+	free(a->kv_use_ts);
+	free(a->kv_use_cpu);
+	a->kv_use_ts = NULL;
+	a->kv_use_cpu = NULL;
+}
+
+/* A new pool (bounds checked by wtable_reject): the last one is gone with
+ * it, whether or not this one can be tracked. */
+static void kv_pool_new(struct wtable *wt, struct acc *a, const struct cs_event *e)
+{
+	kv_pool_release(wt, a);
+	a->kv_block_bytes = (uint64_t)e->kv.arg;
+	a->live_objs = 0;
+	a->live_bytes = 0;
+	memset(a->cohort, 0, sizeof(a->cohort));
+	a->cohort_older = 0;
+	if (wt->st.kv_blocks + e->kv.block > KV_BLOCK_BUDGET) {
+		reject(wt, e, REJ_KV_BUDGET);
+		return;
+	}
+	a->kv_use_ts = calloc(e->kv.block, sizeof(*a->kv_use_ts));
+	a->kv_use_cpu = calloc(e->kv.block, sizeof(*a->kv_use_cpu));
+	if (!a->kv_use_ts || !a->kv_use_cpu) {
+		kv_pool_release(wt, a);
+		return;
+	}
+	a->kv_nblocks = e->kv.block;
+	wt->st.kv_blocks += a->kv_nblocks;
+}
+
 /* kvref's blocks: in use from CS_KV_USE to CS_KV_RELEASE, counted like slab
  * objects (with lifetime and CPU locality from per-block state); swap-ins
- * are refaults of the block's pages. */
-static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
+ * are refaults of the block's pages.  Records come in timestamp order
+ * (kvq_flush), with block indices inside the pool (add_event). */
+static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const struct cs_event *e)
 {
 	uint64_t pages = a->kv_block_bytes ? (a->kv_block_bytes + 4095) / 4096 : 1;
 	uint32_t b = e->kv.block;
@@ -1102,24 +1224,12 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 	case CS_KV_POOL:
 		/* hash: 1 when the pool is in GPU memory (kvref --backend cuda) */
 		snprintf(a->name, sizeof(a->name), "%s", e->kv.hash == 1 ? "kv-pool-gpu" : "kv-pool");
-		free(a->kv_use_ts);
-		free(a->kv_use_cpu);
-		a->kv_nblocks = e->kv.block;
-		a->kv_block_bytes = e->kv.arg > 0 ? (uint64_t)e->kv.arg : 0;
-		a->kv_use_ts = calloc(a->kv_nblocks, sizeof(*a->kv_use_ts));
-		a->kv_use_cpu = calloc(a->kv_nblocks, sizeof(*a->kv_use_cpu));
-		if (!a->kv_use_ts || !a->kv_use_cpu)
-			a->kv_nblocks = 0;
-		/* a new pool: what the last one held is gone with it */
-		a->live_objs = 0;
-		a->live_bytes = 0;
-		memset(a->cohort, 0, sizeof(a->cohort));
-		a->cohort_older = 0;
+		kv_pool_new(wt, a, e);
 		break;
 	case CS_KV_USE:
 		/* a swap-in fires block_alloc and then a prefix hit at
 		 * refcount 1: one taking-up, counted once */
-		if (b < a->kv_nblocks && a->kv_use_ts[b])
+		if (a->kv_use_ts[b])
 			break;
 		s->allocs++;
 		s->bytes_req += a->kv_block_bytes;
@@ -1130,18 +1240,17 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_bytes += a->kv_block_bytes;
 		a->total_allocs++;
 		cohort_add(a, e->ts_ns, 1);
-		if (b < a->kv_nblocks) {
-			a->kv_use_ts[b] = e->ts_ns;
-			a->kv_use_cpu[b] = e->cpu;
-		}
+		a->kv_use_ts[b] = e->ts_ns;
+		a->kv_use_cpu[b] = e->cpu;
 		break;
 	case CS_KV_RELEASE:
 		/* only blocks seen taken up count, as for slab objects */
-		if (b >= a->kv_nblocks || !a->kv_use_ts[b])
+		if (!a->kv_use_ts[b])
 			break;
 		s->frees++;
 		s->bytes_freed += a->kv_block_bytes;
-		s->lifetime_hist[hist_bucket(e->ts_ns - a->kv_use_ts[b])]++;
+		s->lifetime_hist[hist_bucket(e->ts_ns > a->kv_use_ts[b] ?
+					     e->ts_ns - a->kv_use_ts[b] : 0)]++;
 		cohort_add(a, a->kv_use_ts[b], -1);
 		if (a->kv_use_cpu[b] == e->cpu)
 			s->same_cpu_frees++;
@@ -1164,13 +1273,68 @@ static void add_kv(struct acc *a, struct wslot *s, const struct cs_event *e)
 		s->refault_pages += pages;
 		/* back within a pool's worth of evictions: a pool twice the
 		 * size would have kept it (the kernel's workingset test) */
-		if (e->kv.arg >= 0 && (uint64_t)e->kv.arg <= a->kv_nblocks)
+		if ((uint64_t)e->kv.arg <= a->kv_nblocks)
 			s->repeat_pages += pages;
-		s->refault_hist[hist_bucket(e->kv.arg > 0 ? e->kv.arg : 0)]++;
+		s->refault_hist[hist_bucket((uint64_t)e->kv.arg)]++;
 		a->total_page_adds += pages;
 		a->total_refaults++;
 		break;
 	}
+}
+
+static int kvq_cmp(const void *x, const void *y)
+{
+	const struct kvq_ent *a = x, *b = y;
+
+	if (a->e.ts_ns != b->e.ts_ns)
+		return a->e.ts_ns < b->e.ts_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int add_event(struct wtable *wt, const struct cs_event *e);
+
+/* Apply, in timestamp order, the queued kv records of windows up to w
+ * (WINDOW_NONE: all).  Called when window w closes, when every ring was
+ * drained past its end: the two-window slack orders them. */
+static void kvq_flush(struct wtable *wt, uint64_t w)
+{
+	size_t i, n = 0;
+
+	if (wt->kvq_busy || !wt->kvq_n)
+		return;
+	qsort(wt->kvq, wt->kvq_n, sizeof(*wt->kvq), kvq_cmp);
+	while (n < wt->kvq_n && (w == WINDOW_NONE || wtable_window_of(wt, wt->kvq[n].e.ts_ns) <= w))
+		n++;
+	/* applying may close windows, which must not flush again meanwhile:
+	 * what they would flush is earlier, so applied already */
+	wt->kvq_busy = true;
+	for (i = 0; i < n; i++)
+		add_event(wt, &wt->kvq[i].e);
+	wt->kvq_busy = false;
+	memmove(wt->kvq, wt->kvq + n, (wt->kvq_n - n) * sizeof(*wt->kvq));
+	wt->kvq_n -= n;
+}
+
+static int kvq_push(struct wtable *wt, const struct cs_event *e)
+{
+	struct kvq_ent *q;
+	size_t cap;
+
+	if (wt->kvq_n == KV_QUEUE_MAX) {
+		wt->st.kv_queue_full++;
+		kvq_flush(wt, WINDOW_NONE);
+	}
+	if (wt->kvq_n == wt->kvq_cap) {
+		cap = wt->kvq_cap ? 2 * wt->kvq_cap : 256;
+		q = realloc(wt->kvq, cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		wt->kvq = q;
+		wt->kvq_cap = cap;
+	}
+	wt->kvq[wt->kvq_n].e = *e;
+	wt->kvq[wt->kvq_n++].seq = wt->kvq_seq++;
+	return 0;
 }
 
 /* CUPTI records: kernels (count and busy time) on their family's key,
@@ -1259,6 +1423,10 @@ static int add_event(struct wtable *wt, const struct cs_event *e)
 		return -ENOMEM;
 	if (others)
 		wt->st.others_events++;
+	if (k.domain == DOM_KV && e->kv.op != CS_KV_POOL && e->kv.block >= a->kv_nblocks) {
+		reject(wt, e, REJ_KV_BLOCK);	/* before it opens a window */
+		return 0;
+	}
 	if (!a->slot) {
 		a->slot = malloc(2 * sizeof(*a->slot));
 		if (!a->slot)
@@ -1277,7 +1445,7 @@ static int add_event(struct wtable *wt, const struct cs_event *e)
 	else if (k.domain == DOM_PAGE)
 		add_page(a, s, e);
 	else if (k.domain == DOM_KV)
-		add_kv(a, s, e);
+		add_kv(wt, a, s, e);
 	else
 		add_gpu(a, s, e);
 	return 0;
@@ -1289,6 +1457,10 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	uint64_t late;
 	int err;
 
+	if (wtable_reject(wt, e))
+		return 0;
+	if (e->type == CS_EV_KV)
+		return kvq_push(wt, e);
 	if (e->type != CS_EV_SLAB_ALLOC || !(e->flags & CS_F_UNSEEN))
 		return add_event(wt, e);
 	/* an alloc over a live address: first the unseen free of the object

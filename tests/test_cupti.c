@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/wait.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "../cuda/cupti_sub.h"
@@ -45,6 +47,7 @@ static int reset_default(void **state)
 	unsetenv("CACHESCOPE_KV_KERNELS");
 	unsetenv("CACHESCOPE_CUPTI_BUFFER_MB");
 	unsetenv("CACHESCOPE_CUPTI_FLUSH_MS");
+	unsetenv("CACHESCOPE_KV_CACHE");
 	assert_int_equal(cupti_sub_reset(), 0);
 	return 0;
 }
@@ -483,6 +486,171 @@ static void reset__after_records__counters_zero(void **state)
 	assert_int_equal(stats().kernel_ns, 0);
 }
 
+/* ---- the KV decision cache, and reset while records are handled ---- */
+
+/* A templated kernel's mangled name, about len bytes long. */
+static char *long_name(const char *head, size_t len, unsigned int seed)
+{
+	char *n = malloc(len + 64);
+	size_t o;
+
+	assert_non_null(n);
+	o = (size_t)sprintf(n, "%s", head);
+	while (o < len)
+		o += (size_t)sprintf(n + o, "NS_%u6KernelILi%uEEE", seed, (unsigned int)o);
+	strcpy(n + o, "EEvT_");
+	return n;
+}
+
+#define KV_HEAD "_ZN4vllm24reshape_and_cache_kernelI"
+#define GEMM_HEAD "_ZN7cutlass6KernelI53cutlass_80_tensorop_f16_s16816gemm"
+
+/* More functions than the cache holds, long names: with the cache the
+ * decision is the patterns' own, on the first call and on later ones. */
+static void is_kv_kernel__cached__same_decision_as_patterns(void **state)
+{
+	enum { N = 1500 };	/* the cache holds 1024 */
+	char *names[N];
+	bool ref[N];
+	int i, pass;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		names[i] = long_name(i % 3 ? GEMM_HEAD : KV_HEAD, 200 + 20 * (size_t)(i % 50),
+				     (unsigned int)i);
+	setenv("CACHESCOPE_KV_CACHE", "0", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	for (i = 0; i < N; i++) {
+		ref[i] = cupti_sub_is_kv_kernel(names[i]);
+		assert_int_equal(ref[i], i % 3 == 0);
+	}
+	assert_int_equal(stats().kv_cache_hits + stats().kv_cache_misses, 0);
+	setenv("CACHESCOPE_KV_CACHE", "1", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	for (pass = 0; pass < 3; pass++)
+		for (i = 0; i < N; i++)
+			assert_int_equal(cupti_sub_is_kv_kernel(names[i]), ref[i]);
+	assert_int_equal(stats().kv_cache_hits + stats().kv_cache_misses, 3 * N);
+	assert_true(stats().kv_cache_hits > 0);
+	for (i = 0; i < N; i++)
+		free(names[i]);
+}
+
+/* One function's records: decided once, then every record is a hit. */
+static void handle_record__same_kernel_again__decided_once(void **state)
+{
+	char *name = long_name(KV_HEAD, 2000, 1);
+	cupti_sub_kernel_rec k = kernel_rec(name, 10, 20);
+	int i;
+
+	(void)state;
+	for (i = 0; i < 100; i++)
+		assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	assert_int_equal(stats().kv_kernels, 100);
+	assert_int_equal(stats().kv_cache_misses, 1);
+	assert_int_equal(stats().kv_cache_hits, 99);
+	free(name);
+}
+
+/* A name pointer used again for another name is a miss, never the old
+ * function's answer; the same name at another address gets the same one. */
+static void is_kv_kernel__pointer_reused_for_other_name__decided_again(void **state)
+{
+	char buf[512], other[512];
+
+	(void)state;
+	strcpy(buf, VLLM_RESHAPE);
+	assert_true(cupti_sub_is_kv_kernel(buf));
+	assert_true(cupti_sub_is_kv_kernel(buf));
+	strcpy(buf, GEMM);
+	assert_false(cupti_sub_is_kv_kernel(buf));
+	strcpy(buf, VLLM_RESHAPE);
+	buf[5] = 'X';				/* same length, one byte off */
+	assert_int_equal(cupti_sub_is_kv_kernel(buf), cupti_sub_is_kv_kernel(strcpy(other, buf)));
+	strcpy(other, VLLM_PAGED_V2);
+	assert_true(cupti_sub_is_kv_kernel(other));
+}
+
+/* Names too long to keep are decided every time, and counted. */
+static void is_kv_kernel__name_past_cache_limit__decided_each_time(void **state)
+{
+	char *name = long_name(KV_HEAD, 20000, 2);
+
+	(void)state;
+	assert_true(cupti_sub_is_kv_kernel(name));
+	assert_true(cupti_sub_is_kv_kernel(name));
+	assert_int_equal(stats().kv_cache_uncached, 2);
+	assert_int_equal(stats().kv_cache_hits, 0);
+	free(name);
+}
+
+static void reset__bad_kv_cache_env__counted_cache_stays_on(void **state)
+{
+	struct cupti_sub_config c;
+
+	(void)state;
+	setenv("CACHESCOPE_KV_CACHE", "maybe", 1);
+	assert_int_equal(cupti_sub_reset(), 1);
+	cupti_sub_get_config(&c);
+	assert_true(c.kv_cache);
+	setenv("CACHESCOPE_KV_CACHE", "0", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	cupti_sub_get_config(&c);
+	assert_false(c.kv_cache);
+}
+
+static struct {
+	volatile int stop;
+	long wrong, handled;
+} hammer;
+
+/* Handle records of a KV kernel and a GEMM and check each decision, while
+ * the main thread resets with two pattern lists that agree on both. */
+static void *handle_loop(void *arg)
+{
+	cupti_sub_kernel_rec kv = kernel_rec(VLLM_RESHAPE, 10, 20);
+	cupti_sub_kernel_rec gemm = kernel_rec(GEMM, 10, 20);
+
+	(void)arg;
+	while (!__atomic_load_n(&hammer.stop, __ATOMIC_RELAXED)) {
+		cupti_sub_handle_record((CUpti_Activity *)&kv);
+		cupti_sub_handle_record((CUpti_Activity *)&gemm);
+		if (!cupti_sub_is_kv_kernel(VLLM_RESHAPE) || cupti_sub_is_kv_kernel(GEMM) ||
+		    !cupti_sub_is_kv_kernel(VLLM_PAGED_V2))
+			hammer.wrong++;
+		hammer.handled++;
+	}
+	return NULL;
+}
+
+static void reset__while_records_handled__decisions_never_torn(void **state)
+{
+	struct timespec t0, t;
+	pthread_t th;
+	long resets = 0;
+
+	(void)state;
+	memset(&hammer, 0, sizeof(hammer));
+	assert_int_equal(pthread_create(&th, NULL, handle_loop, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		/* both lists say reshape_and_cache and paged_attention are KV */
+		if (resets & 1)
+			setenv("CACHESCOPE_KV_KERNELS", "paged_attention*, *reshape_and_cache*,x*y", 1);
+		else
+			unsetenv("CACHESCOPE_KV_KERNELS");
+		assert_int_equal(cupti_sub_reset(), 0);
+		resets++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 400 ||
+		 __atomic_load_n(&hammer.handled, __ATOMIC_RELAXED) < 1000);
+	__atomic_store_n(&hammer.stop, 1, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	print_message("%ld resets, %ld rounds of records\n", resets, hammer.handled);
+	assert_true(resets > 100);
+	assert_int_equal(hammer.wrong, 0);
+}
+
 /* ---- the injected library in a process without a driver ---- */
 
 struct run {
@@ -541,6 +709,8 @@ static struct {
 	int subscribes, unsubscribes, flush0, flush_forced;
 	uint64_t enabled, disabled;	/* bit per kind */
 	size_t dropped;			/* next GetNumDroppedRecords answer */
+	bool block_subscribe;		/* cuptiSubscribe_v2 never returns */
+	int in_subscribe;
 	CUpti_BuffersCallbackRequestFunc requested;
 	CUpti_BuffersCallbackCompleteFunc completed;
 } mock;
@@ -565,6 +735,9 @@ CUptiResult CUPTIAPI __wrap_cuptiSubscribe_v2(CUpti_SubscriberHandle *h,
 	(void)u;
 	assert_non_null(p);
 	assert_string_equal(p->subscriberName, "cachescope");
+	__atomic_store_n(&mock.in_subscribe, 1, __ATOMIC_SEQ_CST);
+	while (mock.block_subscribe)
+		pause();
 	if (mock.subscribe_rc != CUPTI_SUCCESS)
 		return mock.subscribe_rc;
 	mock.subscribes++;
@@ -755,6 +928,99 @@ static void stop__in_forked_child__no_flush_no_join(void **state)
 	assert_int_equal(mock.unsubscribes, 1);
 }
 
+/* ---- exit ordering ---- */
+
+static int report_fd = -1;
+
+/* A destructor runs after every atexit handler (glibc's _dl_fini is the
+ * first one registered): reports what the library's exit did. */
+__attribute__((destructor)) static void report_at_exit(void)
+{
+	uint64_t v[2] = { (uint64_t)mock.flush_forced, stats().exit_stop_skipped };
+
+	if (report_fd >= 0 && write(report_fd, v, sizeof(v)) != sizeof(v))
+		_exit(8);
+}
+
+static void *start_blocked(void *arg)
+{
+	(void)arg;
+	cupti_sub_start();	/* holds the lock in cuptiSubscribe_v2, for ever */
+	return NULL;
+}
+
+/* Fork a child that records, optionally has a thread stuck inside start,
+ * and calls exit(0); returns the child's report, fails when it hangs. */
+static void exit_child(bool stuck, uint64_t report[2])
+{
+	int fd[2], status = 0, i;
+	pid_t pid;
+	ssize_t n;
+
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t th;
+
+		close(fd[0]);
+		report_fd = fd[1];
+		setenv("CACHESCOPE_CUPTI_FLUSH_MS", "5", 1);
+		if (cupti_sub_reset() != 0 || cupti_sub_start() != 0)
+			_exit(3);
+		if (stuck) {
+			/* stop, then a second start stays inside the driver */
+			if (cupti_sub_stop() != 0)
+				_exit(4);
+			mock.block_subscribe = true;
+			mock.in_subscribe = 0;
+			if (pthread_create(&th, NULL, start_blocked, NULL))
+				_exit(5);
+			while (!__atomic_load_n(&mock.in_subscribe, __ATOMIC_SEQ_CST))
+				sched_yield();
+		}
+		exit(0);
+	}
+	close(fd[1]);
+	/* 5 s, never a fixed sleep: poll for the exit */
+	for (i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; i++) {
+		struct timespec t = { 0, 10000000L };
+
+		nanosleep(&t, NULL);
+	}
+	if (i == 500) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		close(fd[0]);
+		fail_msg("the process hung in its exit");
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	n = read(fd[0], report, 2 * sizeof(uint64_t));
+	close(fd[0]);
+	assert_int_equal(n, 2 * sizeof(uint64_t));
+}
+
+static void atexit__recording__forced_flush_at_exit(void **state)
+{
+	uint64_t r[2];
+
+	(void)state;
+	exit_child(false, r);
+	assert_int_equal(r[0], 1);	/* the records CUPTI held were handled */
+	assert_int_equal(r[1], 0);
+}
+
+static void atexit__thread_holds_lock_in_start__exit_does_not_hang(void **state)
+{
+	uint64_t r[2];
+
+	(void)state;
+	exit_child(true, r);
+	assert_int_equal(r[0], 1);	/* from the first stop only */
+	assert_int_equal(r[1], 1);
+}
+
 /* Run cupti_sub_start in a child (SUB_OUT is for good); stderr is kept. */
 static void start_in_child(struct run *r)
 {
@@ -909,10 +1175,18 @@ int main(void)
 		T(reset__bad_env_values__defaults_used_and_counted),
 		T(reset__good_env_values__used),
 		T(reset__after_records__counters_zero),
+		T(is_kv_kernel__cached__same_decision_as_patterns),
+		T(handle_record__same_kernel_again__decided_once),
+		T(is_kv_kernel__pointer_reused_for_other_name__decided_again),
+		T(is_kv_kernel__name_past_cache_limit__decided_each_time),
+		T(reset__bad_kv_cache_env__counted_cache_stays_on),
+		T(reset__while_records_handled__decisions_never_torn),
 		M(start__driver_present__enables_kinds_and_flushes),
 		M(start__memory2_refused__records_without_it),
 		M(buffer_callbacks__records_and_drops__handled_and_freed),
 		M(stop__in_forked_child__no_flush_no_join),
+		M(atexit__recording__forced_flush_at_exit),
+		M(atexit__thread_holds_lock_in_start__exit_does_not_hang),
 		M(start__other_subscriber__one_line_ebusy),
 		M(start__register_refused_multiple__one_line_ebusy),
 		M(start__kernel_kind_refused__one_line_enodev),

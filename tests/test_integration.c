@@ -319,12 +319,43 @@ static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 	/* one event per probe: 500 kernels + 200 KV again + 200 copies + 200
 	 * allocations and releases, and CUPTI dropped nothing */
 	assert_int_equal(count_in_file(d.out, "gpu: records=1100 cupti_dropped=0"), 1);
+	/* genuine values are never rejected */
+	assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
 	/* host rows of the same process carry its GPU work of the window */
 	for (r = 0; r < t.nrows; r++)
 		joined += !strcmp(cell(&t, r, "domain"), "slab") &&
 			  atol(cell(&t, r, "tgid")) == pid &&
 			  atoll(cell(&t, r, "tgid_gpu_kernel_ns")) > 0;
 	assert_true(joined > 0);
+}
+
+/* Values no device gives, through the real probes and programs: the
+ * daemon rejects each (BPF flags the device id too wide), counts them, and
+ * sums only the genuine records. */
+static void gpu__forged_cupti_values__rejected_and_counted(void **state)
+{
+	char out[512], lib[300];
+	struct daemon d;
+	struct table t;
+	long pid;
+
+	need_root(state);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
+	if (access(lib, R_OK)) {
+		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
+		skip();
+	}
+	pid = run_beside(&d, "gpuforged", 2, (const char *const[]){ "--gpu-lib", lib, NULL },
+			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
+	assert_true(pid > 0);
+	/* 10 rounds: 5 kernels, 2 KV kernels again, 2 copies, 2 memory records
+	 * each, and the 4 forged records */
+	assert_int_equal(count_in_file(d.out, "gpu: records=114 cupti_dropped=0"), 1);
+	assert_int_equal(count_in_file(d.out, "usdt: rejected=4 "), 1);
+	assert_int_equal(count_in_file(d.out, "range=1 gpu_time=1 gpu_bytes=1 gpu_kind=1 "), 1);
+	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernels"), 50);
+	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernel_ns"), 30 * 100000 + 20 * 50000);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_in_bytes"), 10ull << 20);
 }
 
 /*
@@ -374,6 +405,8 @@ static void cuda_backend__on_host__kv_pool_gpu_under_daemon(void **state)
 	unsetenv("KVREF_CUDA_LIB");
 	assert_int_equal(daemon_wait(&d), 0);
 	check_summary(&d, true);
+	/* kvref's own probes and the CUPTI library's carry genuine values */
+	assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
 	/* kvref's start line (its report may not come: a request takes seconds
 	 * on the host, and the daemon stops kvref if it has not finished) */
 	assert_int_equal(count_in_file(d.out, "kvref: cuda backend on cuda_emu"), 1);
@@ -774,6 +807,7 @@ int main(void)
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
+		cmocka_unit_test(gpu__forged_cupti_values__rejected_and_counted),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),

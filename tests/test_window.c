@@ -987,6 +987,309 @@ static void wtable_close__gpu_records__gpu_keys_and_joined_host_row(void **state
 	wtable_free(wt);
 }
 
+/* ---- records of user-space probes: forged values, out-of-order rings ---- */
+
+static struct wtable_stats stats_of(const struct wtable *wt)
+{
+	struct wtable_stats st;
+
+	wtable_get_stats(wt, &st);
+	return st;
+}
+
+/* A pool's block count sizes its per-block state: a forged one is refused
+ * before anything is allocated, and uses of blocks of no pool count nothing. */
+static void wtable_add__forged_kv_pools__rejected_counted_nothing_allocated(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 0xfffffff0u, 0, 73728);	/* ~40 GB of state */
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = kv_ev(T0 + 2, CS_KV_POOL, KV_MAX_BLOCKS + 1, 0, 73728);
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = kv_ev(T0 + 3, CS_KV_POOL, 0, 0, 73728);
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = kv_ev(T0 + 4, CS_KV_POOL, 8, 0, -1);			/* block bytes */
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = kv_ev(T0 + 5, CS_KV_POOL, 8, 0, (int64_t)KV_MAX_BLOCK_BYTES + 1);
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = kv_ev(T0 + 6, CS_KV_USE, 5, 0, 0);			/* no pool */
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = kv_ev(T0 + 7, CS_KV_SWAP_IN, 5, 0, 3);
+	assert_int_equal(wtable_add(wt, &e), 0);
+	wtable_close_all(wt);
+	st = stats_of(wt);
+	assert_int_equal(st.rejected, 7);
+	assert_int_equal(st.rejected_by[REJ_KV_POOL], 5);
+	assert_int_equal(st.rejected_by[REJ_KV_BLOCK], 2);
+	assert_int_equal(st.rejected_tgid, 9);
+	assert_int_equal(st.kv_blocks, 0);
+	assert_int_equal(rows.n, 0);		/* no key saw a counted event */
+	assert_string_equal(wtable_reject_name(REJ_KV_POOL), "kv_pool");
+	assert_string_equal(wtable_reject_name(REJ_N), "?");
+	wtable_free(wt);
+}
+
+/* Block indices outside the pool, negative slots and evictions, and
+ * arguments that BPF found too wide for their field are rejected; the
+ * valid records around them count as before. */
+static void wtable_add__kv_block_outside_pool__rejected_valid_ones_counted(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 8, 0, 73728);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 10, CS_KV_USE, 3, 0, 0);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 11, CS_KV_USE, 8, 0, 0);			/* one past the end */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 12, CS_KV_USE, 0xffffffffu, 0, 0);		/* -1 */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 13, CS_KV_RELEASE, 1000, 0, 0);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 14, CS_KV_SWAP_OUT, 9, 0, 2);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 15, CS_KV_SWAP_IN, 2, 0, -5);			/* evictions */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 16, CS_KV_SWAP_OUT, 2, 0, -1);			/* slot */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 17, CS_KV_USE, 2, 0, 0);	/* BPF: index was 2^32 + 2 */
+	e.flags = CS_F_RANGE;
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	st = stats_of(wt);
+	assert_int_equal(st.rejected, 7);
+	assert_int_equal(st.rejected_by[REJ_KV_BLOCK], 4);
+	assert_int_equal(st.rejected_by[REJ_KV_ARG], 2);
+	assert_int_equal(st.rejected_by[REJ_RANGE], 1);
+	assert_int_equal(st.kv_blocks, 8);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->allocs, 1);
+	assert_int_equal(rows.r[0].live_objs, 1);
+	assert_int_equal(rows.r[0].s->frees, 0);
+	assert_int_equal(rows.r[0].s->kv_swap_ins + rows.r[0].s->kv_swap_outs, 0);
+	wtable_free(wt);
+}
+
+/* Pools of every process together stay within KV_BLOCK_BUDGET blocks: one
+ * past it is refused, and a process's new pool gives back its old one. */
+static void wtable_add__pools_past_block_budget__refused_state_bounded(void **state)
+{
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
+	struct cs_event e;
+	uint32_t t;
+
+	(void)state;
+	for (t = 1; t <= 4; t++) {
+		e = kv_ev(T0 + t, CS_KV_POOL, KV_MAX_BLOCKS, 0, 4096);
+		e.tgid = t;
+		wtable_add(wt, &e);
+	}
+	wtable_close_all(wt);
+	assert_int_equal(stats_of(wt).kv_blocks, KV_BLOCK_BUDGET);
+	assert_int_equal(stats_of(wt).rejected_by[REJ_KV_BUDGET], 3);
+	/* process 1 makes a small pool: process 2's big one fits again */
+	e = kv_ev(T0 + 10, CS_KV_POOL, 16, 0, 4096);
+	e.tgid = 1;
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 11, CS_KV_POOL, KV_BLOCK_BUDGET - 16, 0, 4096);
+	e.tgid = 2;
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 12, CS_KV_USE, KV_BLOCK_BUDGET - 17, 0, 0);
+	e.tgid = 2;
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(stats_of(wt).kv_blocks, KV_BLOCK_BUDGET);
+	assert_int_equal(stats_of(wt).rejected, 3);
+	wtable_free(wt);
+}
+
+static struct cs_event gpu_ev(uint64_t ts, uint8_t op, uint64_t start, uint64_t end,
+			      uint64_t bytes, uint16_t kind)
+{
+	struct cs_event e = { 0 };
+
+	e.type = CS_EV_GPU;
+	e.tgid = 42;
+	e.ts_ns = ts;
+	e.gpu.op = op;
+	e.gpu.start = start;
+	e.gpu.end = end;
+	e.gpu.bytes = bytes;
+	e.gpu.kind = kind;
+	return e;
+}
+
+/* CUPTI values come from the traced process: end before start, a span of
+ * days, exabyte copies and unknown kinds are refused, not summed. */
+static void wtable_add__forged_gpu_records__rejected_sums_bounded(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+	int i, kernels = 0;
+
+	(void)state;
+	e = gpu_ev(T0 + 1, CS_GPU_KERNEL, 1000, 3000, 0, 0);		/* counted */
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 2, CS_GPU_KERNEL, 5000, 0, 0, 0);		/* open: no time */
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 3, CS_GPU_KERNEL, 3000, 1000, 0, 0);		/* end < start */
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 4, CS_GPU_KV_KERNEL, 1, UINT64_MAX, 0, 0);	/* 584 years */
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 5, CS_GPU_MEMCPY, 10, 20, GPU_MAX_BYTES + 1, 1);
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 6, CS_GPU_MEMCPY, 10, 20, 4096, GPU_MEMCPY_KINDS);
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 7, CS_GPU_MEMCPY, 10, 20, 4096, 2);		/* counted */
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 8, CS_GPU_ALLOC, 30, 30, UINT64_MAX, 0);
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 9, CS_GPU_RELEASE, 30, 30, 1ull << 63, 0);
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 10, CS_GPU_KERNEL, 1000, 2000, 0, 0);	/* stream too wide */
+	e.flags = CS_F_RANGE;
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 11, CS_GPU_DROPPED, 0, 0, UINT64_MAX, 0);
+	assert_true(wtable_reject(wt, &e));
+	e = gpu_ev(T0 + 11, CS_GPU_DROPPED, 0, 0, 12, 0);
+	assert_false(wtable_reject(wt, &e));
+	wtable_close_all(wt);
+	st = stats_of(wt);
+	assert_int_equal(st.rejected, 8);
+	assert_int_equal(st.rejected_by[REJ_GPU_TIME], 2);
+	assert_int_equal(st.rejected_by[REJ_GPU_BYTES], 4);
+	assert_int_equal(st.rejected_by[REJ_GPU_KIND], 1);
+	assert_int_equal(st.rejected_by[REJ_RANGE], 1);
+	for (i = 0; i < rows.n; i++) {
+		const struct wrow *r = &rows.r[i];
+
+		if (!strcmp(r->acc->name, "gpu-kernels")) {
+			kernels = 1;
+			assert_int_equal(r->s->gpu_kernels, 2);
+			assert_int_equal(r->s->gpu_kernel_ns, 2000);
+		} else {
+			assert_string_equal(r->acc->name, "gpu-memory");
+			assert_int_equal(r->s->gpu_copies, 1);
+			assert_int_equal(r->s->gpu_copy_out_bytes, 4096);
+			assert_int_equal(r->s->allocs + r->s->frees, 0);
+			assert_int_equal(r->live_bytes, 0);
+		}
+	}
+	assert_int_equal(rows.n, 2);	/* no gpu-kv-kernels key */
+	assert_true(kernels);
+	wtable_free(wt);
+}
+
+/* Rings are drained one CPU after another: CPU 1's ring, read first, holds
+ * the release; CPU 0's, read next, the use that came before it.  In
+ * timestamp order the block is free again, and no leak stays behind. */
+static void wtable_add__kv_release_read_before_use_across_cpus__block_freed(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 8, 0, 73728);
+	wtable_add(wt, &e);
+	/* CPU 1's ring: a release, then another use and its release */
+	e = kv_ev(T0 + 2000, CS_KV_RELEASE, 3, 1, 0);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 3000, CS_KV_USE, 4, 1, 0);
+	wtable_add(wt, &e);
+	/* CPU 0's ring: the uses before those, and block 4's release */
+	e = kv_ev(T0 + 1000, CS_KV_USE, 3, 0, 0);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 4000, CS_KV_RELEASE, 4, 0, 0);
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->allocs, 2);
+	assert_int_equal(rows.r[0].s->frees, 2);
+	assert_int_equal(rows.r[0].live_objs, 0);
+	assert_int_equal(rows.r[0].s->remote_frees, 2);
+	assert_in_range(rows.r[0].lifetime_p50_ns, 512, 1023);
+	assert_int_equal(stats_of(wt).rejected, 0);
+	wtable_free(wt);
+}
+
+/* The same across a window's end: the use in window 0 on CPU 0, read after
+ * the release in window 1 on CPU 1; window 0 closes with the block in use,
+ * window 1 with it free, and one block twice taken up and given back in
+ * an interleaving of both rings ends free too. */
+static void wtable_close_until__kv_out_of_order_over_window_end__ordered(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 8, 0, 73728);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + WIN + 10, CS_KV_RELEASE, 3, 1, 0);	/* CPU 1's ring */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + WIN + 20, CS_KV_USE, 5, 1, 0);		/* block 5, use 2 */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + WIN + 40, CS_KV_RELEASE, 5, 1, 0);	/* block 5, release 2 */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + WIN - 10, CS_KV_USE, 3, 0, 0);		/* CPU 0's ring */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + WIN - 5, CS_KV_USE, 5, 0, 0);		/* block 5, use 1 */
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + WIN + 15, CS_KV_RELEASE, 5, 0, 0);	/* block 5, release 1 */
+	wtable_add(wt, &e);
+	wtable_close_until(wt, T0 + WIN + 2 * MS);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].window, 0);
+	assert_int_equal(rows.r[0].s->allocs, 2);
+	assert_int_equal(rows.r[0].live_objs, 2);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 2);
+	assert_int_equal(rows.r[1].window, 1);
+	assert_int_equal(rows.r[1].s->allocs, 1);
+	assert_int_equal(rows.r[1].s->frees, 3);
+	assert_int_equal(rows.r[1].live_objs, 0);
+	assert_int_equal(stats_of(wt).late, 0);
+	wtable_free(wt);
+}
+
+/* A flood of kv records: the queue stays at KV_QUEUE_MAX, applies what it
+ * holds in order when full, and loses none. */
+static void wtable_add__kv_flood__queue_bounded_nothing_lost(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+	uint32_t i;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 8, 0, 4096);
+	wtable_add(wt, &e);
+	for (i = 0; i < KV_QUEUE_MAX + 10; i++) {
+		e = kv_ev(T0 + 10 + 2 * i, i & 1 ? CS_KV_RELEASE : CS_KV_USE, 1, 0, 0);
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	assert_int_equal(stats_of(wt).kv_queue_full, 1);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 1);
+	assert_int_equal(rows.r[0].s->allocs, (KV_QUEUE_MAX + 10) / 2);
+	assert_int_equal(rows.r[0].s->frees, (KV_QUEUE_MAX + 10) / 2);
+	assert_int_equal(rows.r[0].live_objs, 0);
+	assert_int_equal(stats_of(wt).events, KV_QUEUE_MAX + 11);
+	wtable_free(wt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1018,6 +1321,13 @@ int main(void)
 		cmocka_unit_test(wtable_close__remote_frees_over_a_second__recent_locality),
 		cmocka_unit_test(wtable_close__refaults_over_seconds__persistence_evidence),
 		cmocka_unit_test(wtable_close__gpu_records__gpu_keys_and_joined_host_row),
+		cmocka_unit_test(wtable_add__forged_kv_pools__rejected_counted_nothing_allocated),
+		cmocka_unit_test(wtable_add__kv_block_outside_pool__rejected_valid_ones_counted),
+		cmocka_unit_test(wtable_add__pools_past_block_budget__refused_state_bounded),
+		cmocka_unit_test(wtable_add__forged_gpu_records__rejected_sums_bounded),
+		cmocka_unit_test(wtable_add__kv_release_read_before_use_across_cpus__block_freed),
+		cmocka_unit_test(wtable_close_until__kv_out_of_order_over_window_end__ordered),
+		cmocka_unit_test(wtable_add__kv_flood__queue_bounded_nothing_lost),
 	};
 
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

@@ -6,12 +6,15 @@
  * the library's USDT probes fire exactly as they would for records from a
  * device.  The independent count the GPU-domain tests compare with.
  *
- *   gpufeed LIBRARY SECONDS
+ *   gpufeed LIBRARY SECONDS [forged]
  *
  * Every 10 ms: 3 kernels named gemm_kernel (100 us each), 2 KV kernels named
  * kvref_kv_paged_attention (50 us each), one 1 MiB host-to-device and one
  * 256 KiB device-to-host copy, and one 2 MiB device allocation that is
  * released 10 ms later.  Prints "pid PID" first and the totals at the end.
+ * With "forged", then four records with values no device gives, which the
+ * daemon must reject: a kernel that ends before it starts, a kernel on
+ * device 5000, a copy of 1 PiB and a copy of kind 200 (not in the totals).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -76,6 +79,33 @@ static void memory(CUpti_ActivityMemoryOperationType op, uint64_t addr, uint64_t
 	handle((const CUpti_Activity *)&m);
 }
 
+static void forged(void)
+{
+	cupti_sub_kernel_rec k;
+	cupti_sub_memcpy_rec m;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.name = "gemm_kernel";
+	k.start = t + 1000;
+	k.end = t;
+	handle((const CUpti_Activity *)&k);
+	k.start = t;
+	k.end = t + 1000;
+	k.deviceId = 5000;
+	handle((const CUpti_Activity *)&k);
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.bytes = 1ull << 50;
+	m.start = t;
+	m.end = t + 1000;
+	handle((const CUpti_Activity *)&m);
+	m.copyKind = 200;
+	m.bytes = 4096;
+	handle((const CUpti_Activity *)&m);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long kernels = 0, kv = 0, in = 0, out = 0, allocs = 0, releases = 0;
@@ -84,8 +114,9 @@ int main(int argc, char **argv)
 	void *lib;
 	long i, n;
 
-	if (argc != 3 || (secs = atof(argv[2])) <= 0) {
-		fprintf(stderr, "usage: gpufeed LIBRARY SECONDS\n");
+	if (argc < 3 || argc > 4 || (secs = atof(argv[2])) <= 0 ||
+	    (argc == 4 && strcmp(argv[3], "forged"))) {
+		fprintf(stderr, "usage: gpufeed LIBRARY SECONDS [forged]\n");
 		return 2;
 	}
 	lib = dlopen(argv[1], RTLD_NOW);
@@ -120,6 +151,8 @@ int main(int argc, char **argv)
 	}
 	memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, prev, 2 << 20);
 	releases++;
+	if (argc == 4)
+		forged();
 	printf("kernels %lu kv_kernels %lu copy_in %lu copy_out %lu allocs %lu releases %lu\n",
 	       kernels, kv, in, out, allocs, releases);
 	return 0;
