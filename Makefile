@@ -216,7 +216,7 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
 		-Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h -x c++ $< -o $@
 
-unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels
+unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/kvref
 	$(Q)./tests/run.sh unit
 
 integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload
