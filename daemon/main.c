@@ -694,6 +694,11 @@ static int start_workload(struct daemon *d)
 	 * on the GPU it reaches us through the CUPTI library we watch */
 	err = wl_start(&d->wl, path, d->env.workload, d->env.duration_s - 2,
 		       d->env.workload_backend, cuda ? d->gpu_lib : NULL);
+	if (err == -ENOENT) {
+		log_err("cannot start %s: no user '%s' to run it as (it does not run as root)",
+			path, WL_USER);
+		return err;
+	}
 	if (err) {
 		log_err("cannot start %s: %s", path, strerror(-err));
 		return err;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -630,6 +631,48 @@ static void workload__sigint__daemon_and_kvref_stop(void **state)
 	assert_true(i < 100);
 }
 
+/* kvref needs no privilege: under a root daemon it runs as nobody, with no
+ * supplementary group. */
+static void workload__kvref__runs_as_nobody(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	char path[64], line[256];
+	unsigned int id[4];
+	bool uid_seen = false, gid_seen = false, groups_seen = false;
+	struct passwd *pw = getpwnam("nobody");
+	struct daemon d;
+	pid_t kv = 0;
+	FILE *f;
+	int i;
+
+	need_root(state);
+	assert_non_null(pw);
+	daemon_start(&d, "wl-priv", 6, extra);
+	for (i = 0; i < 100 && !(kv = child_named(d.pid, "kvref")); i++)
+		sleep_ms(100);
+	assert_true(kv > 0);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)kv);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4) {
+			uid_seen = true;
+			for (i = 0; i < 4; i++)
+				assert_int_equal(id[i], pw->pw_uid);
+		} else if (sscanf(line, "Gid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4) {
+			gid_seen = true;
+			for (i = 0; i < 4; i++)
+				assert_int_equal(id[i], pw->pw_gid);
+		} else if (!strncmp(line, "Groups:", 7)) {
+			groups_seen = true;
+			assert_int_equal(strspn(line + 7, " \t\n"), strlen(line + 7));
+		}
+	}
+	fclose(f);
+	assert_true(uid_seen && gid_seen && groups_seen);
+	assert_int_equal(daemon_wait(&d), 0);
+}
+
 /* The socket path is checked before anything is loaded: a regular file
  * there is refused and left alone, and a second daemon on a live socket
  * refuses with one line, the first one still serving. */
@@ -681,6 +724,7 @@ int main(void)
 		cmocka_unit_test(keys__past_budget__others_keys_nothing_lost),
 		cmocka_unit_test(drops__rings_too_small__counted_per_window),
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
+		cmocka_unit_test(workload__kvref__runs_as_nobody),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
