@@ -155,9 +155,12 @@ $(OUTPUT)/tests/test_kvref_kernels: tests/test_kvref_kernels.cc tests/helpers/cu
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -Itests -pthread $< \
 		$(OUTPUT)/tools/kvref/model.o $(OUTPUT)/tools/kvref/kvcache.o -lcmocka -lm -o $@
 
+# a full disk cannot be had without root: the CSV test wraps write(2)
+$(OUTPUT)/tests/test_csv: TEST_LDFLAGS := -Wl,--wrap=write
+
 $(UNIT_BINS) $(INTEG_BINS):
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -lm -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(TEST_LDFLAGS) -lcmocka -lm -lpthread -o $@
 
 $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)

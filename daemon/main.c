@@ -54,6 +54,8 @@ struct daemon {
 	bool driving;			/* runs kvref (--workload) */
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
+	struct csv_stats csv_st;	/* at commit */
+	bool csv_done;
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
 	uint64_t last_recluster_ns, last_kstate_ns;
@@ -608,6 +610,10 @@ static void print_summary(struct daemon *d)
 	if (d->gpu_lib[0])
 		printf("gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 "\n", d->gpu_records,
 		       d->cupti_dropped);
+	if (d->csv_done)
+		printf("csv: rows=%" PRIu64 " lost=%" PRIu64 "%s%s\n", d->csv_st.rows,
+		       d->csv_st.lost, d->csv_st.err ? " write_error=" : "",
+		       d->csv_st.err ? strerror(-d->csv_st.err) : "");
 	if (c.k.dropped)
 		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",
 			 (uint64_t)c.k.dropped);
@@ -781,6 +787,13 @@ static void socket_error(const char *path, int err)
 		log_err("cannot listen on %s: %s", path, strerror(-err));
 }
 
+static void report_orphan(const char *tmp, long pid, void *ctx)
+{
+	(void)ctx;
+	log_warn("found %s, the temporary CSV of a cachescoped that is gone (pid %ld): its rows are kept there, not removed",
+		 tmp, pid);
+}
+
 static int setup_signals(struct daemon *d)
 {
 	sigset_t mask;
@@ -830,6 +843,7 @@ static void read_drops(struct daemon *d)
 static void on_tick(struct daemon *d)
 {
 	uint64_t expirations, now;
+	int err;
 
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
@@ -846,9 +860,14 @@ static void on_tick(struct daemon *d)
 		d->last_recluster_ns = now;
 		recluster(d, now);
 	}
-	if (d->csv && csv_flush(d->csv) && !d->stop) {
-		log_err("cannot write %s: %s", d->env.csv_path, strerror(-csv_flush(d->csv)));
-		d->stop = true;
+	/* a full disk costs the CSV's later rows, not the run */
+	if (d->csv && (err = csv_flush(d->csv))) {
+		struct csv_stats st;
+
+		csv_get_stats(d->csv, &st);
+		log_err("cannot write %s: %s; its %" PRIu64 " rows so far are kept, later rows "
+			"are counted as lost, tracing goes on", csv_tmp_path(d->csv), strerror(-err),
+			st.rows);
 	}
 	if (d->env.duration_s && now - d->start_ns >= (uint64_t)d->env.duration_s * NSEC)
 		d->stop = true;
@@ -935,6 +954,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (d.env.csv_path) {
+		csv_orphans(d.env.csv_path, report_orphan, NULL);
 		err = csv_open(d.env.csv_path, &d.csv);
 		if (err) {
 			log_err("cannot create %s: %s", d.env.csv_path, strerror(-err));
@@ -1012,11 +1032,24 @@ int main(int argc, char **argv)
 	if (d.csv) {
 		int cerr = csv_commit(d.csv);
 
-		d.csv = NULL;
+		csv_get_stats(d.csv, &d.csv_st);
+		d.csv_done = true;
 		if (cerr) {
-			log_err("cannot write %s: %s", d.env.csv_path, strerror(-cerr));
+			log_err("cannot rename %s to %s: %s; its rows are kept there",
+				csv_tmp_path(d.csv), d.env.csv_path, strerror(-cerr));
 			err = cerr;
+		} else if (d.csv_st.err) {
+			log_err("%s holds %" PRIu64 " rows; %" PRIu64 " were lost after a write error: %s",
+				d.env.csv_path, d.csv_st.rows, d.csv_st.lost,
+				strerror(-d.csv_st.err));
+			err = d.csv_st.err;
+		} else if (d.csv_st.lost) {
+			log_err("%s lacks %" PRIu64 " rows: no memory to build them", d.env.csv_path,
+				d.csv_st.lost);
+			err = -ENOMEM;
 		}
+		csv_free(d.csv);
+		d.csv = NULL;
 	}
 	recluster(&d, now_ns(CLOCK_MONOTONIC));
 	print_busiest(&d);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -632,16 +633,19 @@ static void workload__sigint__daemon_and_kvref_stop(void **state)
 }
 
 /* kvref needs no privilege: under a root daemon it runs as nobody, with no
- * supplementary group. */
-static void workload__kvref__runs_as_nobody(void **state)
+ * supplementary group, and holds no file of the daemon's (the CSV's
+ * temporary file is O_CLOEXEC). */
+static void workload__kvref__runs_as_nobody_without_daemon_fds(void **state)
 {
 	const char *extra[] = { "--workload", "normal", NULL };
-	char path[64], line[256];
+	char path[64], line[256], link[4200];
 	unsigned int id[4];
 	bool uid_seen = false, gid_seen = false, groups_seen = false;
 	struct passwd *pw = getpwnam("nobody");
+	struct dirent *e;
 	struct daemon d;
 	pid_t kv = 0;
+	DIR *fds;
 	FILE *f;
 	int i;
 
@@ -670,6 +674,24 @@ static void workload__kvref__runs_as_nobody(void **state)
 	}
 	fclose(f);
 	assert_true(uid_seen && gid_seen && groups_seen);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)kv);
+	fds = opendir(path);
+	assert_non_null(fds);
+	while ((e = readdir(fds))) {
+		char fp[330];
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(fp, sizeof(fp), "%s/%s", path, e->d_name);
+		n = readlink(fp, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (strstr(link, d.csv))
+			fail_msg("kvref holds fd %s -> %s", e->d_name, link);
+	}
+	closedir(fds);
 	assert_int_equal(daemon_wait(&d), 0);
 }
 
@@ -724,7 +746,7 @@ int main(void)
 		cmocka_unit_test(keys__past_budget__others_keys_nothing_lost),
 		cmocka_unit_test(drops__rings_too_small__counted_per_window),
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
-		cmocka_unit_test(workload__kvref__runs_as_nobody),
+		cmocka_unit_test(workload__kvref__runs_as_nobody_without_daemon_fds),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
