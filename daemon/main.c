@@ -27,6 +27,7 @@
 #include "kstate.h"
 #include "loader.h"
 #include "log.h"
+#include "strutil.h"
 #include "window.h"
 #include "workload.h"
 
@@ -170,6 +171,15 @@ static int kv_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
 }
 
 /* ---- output ---- */
+
+/* Names other processes chose, for a terminal: the tables at exit and the
+ * control socket's replies escape them (strutil.h). */
+#define ESC(buf, s) str_escape(buf, sizeof(buf), s, 0)
+struct esc_names {
+	char name[STR_ESC_SIZE(64)];
+	char file[STR_ESC_SIZE(CS_CACHE_NAME_LEN)];
+	char comm[STR_ESC_SIZE(CS_COMM_LEN)];
+};
 
 static const char *csv_columns[] = {
 	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm", "scope",
@@ -413,11 +423,13 @@ static void print_top_window(struct daemon *d, FILE *out, long n)
 		"pg_adds", "refaults");
 	for (i = 0; i < d->snap_n && (long)i < n; i++) {
 		const struct snap_row *r = &d->snap[i];
+		struct esc_names e;
 		char t[16];
 
 		fprintf(out, "%-6s %-28s %-16s %8s %-16s %9" PRIu64 " %9" PRIu64
 			" %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
-			r->domain, r->name, r->file, tgid_str(r->tgid, t, sizeof(t)), r->comm, r->allocs,
+			r->domain, ESC(e.name, r->name), ESC(e.file, r->file),
+			tgid_str(r->tgid, t, sizeof(t)), ESC(e.comm, r->comm), r->allocs,
 			r->frees, r->live, r->page_adds, r->refaults);
 	}
 }
@@ -437,13 +449,19 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 			errno = 0;
 			n = strtol(cmd + 4, &end, 10);
 			if (errno || end == cmd + 4 || *end || n < 1) {
-				fprintf(out, "error: invalid count '%s'\n", cmd + 4);
+				char e[STR_ESC_SIZE(256)];
+
+				fprintf(out, "error: invalid count '%s'\n",
+					str_escape(e, sizeof(e), cmd + 4, 0));
 				return;
 			}
 		}
 		print_top_window(d, out, n);
 	} else {
-		fprintf(out, "error: unknown command '%s' (commands: stats, top [N], clusters)\n", cmd);
+		char e[STR_ESC_SIZE(256)];
+
+		fprintf(out, "error: unknown command '%s' (commands: stats, top [N], clusters)\n",
+			str_escape(e, sizeof(e), cmd, 0));
 	}
 }
 
@@ -504,13 +522,14 @@ static void print_busiest(struct daemon *d)
 	       "pg_dels", "refaults");
 	for (i = 0; i < b.n && (long)i < d->env.top; i++) {
 		const struct acc *a = b.v[i];
+		struct esc_names e;
 		char t[16];
 
 		printf("%-6s %-28s %-16.16s %8s %-16s %10" PRIu64 " %10" PRIu64
 		       " %9" PRId64 " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 "\n",
-		       domain_name(a->key.domain), a->name, a->file,
+		       domain_name(a->key.domain), ESC(e.name, a->name), ESC(e.file, a->file),
 		       tgid_str(a->key.tgid, t, sizeof(t)),
-		       a->comm, a->total_allocs, a->total_frees, a->live_objs,
+		       ESC(e.comm, a->comm), a->total_allocs, a->total_frees, a->live_objs,
 		       a->total_page_adds, a->total_page_dels, a->total_refaults);
 	}
 	free(b.v);
@@ -552,10 +571,12 @@ static void print_labelled(struct daemon *d)
 	       "normal", "thrash", "f_share", "leak");
 	for (i = 0; i < b.n && acc_anomalies(b.v[i]); i++) {
 		const struct acc *a = b.v[i];
+		struct esc_names e;
 		char t[16];
 
 		printf("%-6s %-28s %8s %-16s %7u %7u %7u %7u\n", domain_name(a->key.domain),
-		       a->name, tgid_str(a->key.tgid, t, sizeof(t)), a->comm, a->label_counts[LABEL_NORMAL],
+		       ESC(e.name, a->name), tgid_str(a->key.tgid, t, sizeof(t)), ESC(e.comm, a->comm),
+		       a->label_counts[LABEL_NORMAL],
 		       a->label_counts[LABEL_THRASH], a->label_counts[LABEL_FALSE_SHARING],
 		       a->label_counts[LABEL_LEAK]);
 	}

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "strutil.h"
 #include "workload.h"
 
 struct truth {
@@ -224,8 +225,13 @@ int wl_print_score(const struct wl *w, FILE *out)
 	int k, good = 0;
 	unsigned int i, l;
 
-	if (w->report_len)
-		fprintf(out, "workload report (kvref):\n%s", w->report);
+	if (w->report_len) {
+		/* kvref runs unprivileged: its lines reach root's terminal escaped */
+		char safe[STR_ESC_SIZE(sizeof(w->report))];
+
+		fprintf(out, "workload report (kvref):\n%s",
+			str_escape(safe, sizeof(safe), w->report, STR_KEEP_NL));
+	}
 	fprintf(out, "score (vectors of the workload per phase; the first %.0f s of a phase not scored):\n",
 		w->grace_ns / 1e9);
 	for (k = 0; k < w->nphases; k++) {
@@ -237,7 +243,9 @@ int wl_print_score(const struct wl *w, FILE *out)
 
 		for (i = 0; i < p->nkeys; i++) {
 			const struct wl_key *key = &p->keys[i];
+			char name[STR_ESC_SIZE(sizeof(key->name))];
 
+			str_escape(name, sizeof(name), key->name, 0);
 			for (l = LABEL_NORMAL + 1; l < LABEL_COUNT; l++) {
 				if (!key->counts[l])
 					continue;
@@ -245,13 +253,13 @@ int wl_print_score(const struct wl *w, FILE *out)
 				    (key_is(key->name, t->key) || key_is(key->name, t->key2))) {
 					if (fl < sizeof(found))
 						fl += snprintf(found + fl, sizeof(found) - fl, "%s%s %s (%u)",
-							       fl ? ", " : "", label_name(l), key->name,
+							       fl ? ", " : "", label_name(l), name,
 							       key->counts[l]);
 				} else if (!t || l != t->label) {
 					extra += key->counts[l];
 					if (ol < sizeof(others))
 						ol += snprintf(others + ol, sizeof(others) - ol, "%s%s %s (%u)",
-							       ol ? ", " : "", label_name(l), key->name,
+							       ol ? ", " : "", label_name(l), name,
 							       key->counts[l]);
 				}
 			}

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -695,6 +696,74 @@ static void workload__kvref__runs_as_nobody_without_daemon_fds(void **state)
 	assert_int_equal(daemon_wait(&d), 0);
 }
 
+/* Whether the file at path holds the byte c. */
+static bool file_has_byte(const char *path, int c)
+{
+	FILE *f = fopen(path, "r");
+	int ch;
+
+	assert_non_null(f);
+	while ((ch = fgetc(f)) != EOF && ch != c)
+		;
+	fclose(f);
+	return ch == c;
+}
+
+/* A process that names itself "\e[31mevil": what reaches a terminal (the
+ * CLI's top, the tables at exit) shows the name escaped, never the ESC. */
+static void terminal__comm_with_escape__shown_escaped(void **state)
+{
+	const char *extra[] = { "--pid", NULL, "--top", "20", NULL };
+	char pidbuf[16], cmd[600], out[16384], c = 'x';
+	int go[2], stop[2], i;
+	struct daemon d;
+	pid_t child;
+
+	need_root(state);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(stop), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(go[1]);
+		close(stop[1]);
+		prctl(PR_SET_NAME, "\x1b[31mevil");
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		/* churn until told to stop: its key is in every window */
+		while (read(stop[0], &c, 1) < 0 && errno == EAGAIN) {
+			for (i = 0; i < 200; i++)
+				close(eventfd(0, 0));
+			usleep(10000);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(stop[0]);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", child);
+	extra[1] = pidbuf;
+	daemon_start(&d, "escape", 5, extra);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s top 50", build, d.sock);
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+		if (strstr(out, "evil"))
+			break;
+		sleep_ms(100);
+	}
+	assert_true(i < 100);
+	assert_null(strchr(out, '\x1b'));
+	assert_non_null(strstr(out, "\\x1b[31mevil"));
+	assert_int_equal(write(stop[1], "x", 1), 1);
+	close(go[1]);
+	close(stop[1]);
+	waitpid(child, NULL, 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	assert_true(count_in_file(d.out, "\\x1b[31mevil") > 0);	/* busiest keys */
+	assert_false(file_has_byte(d.out, 0x1b));
+}
+
 /* The socket path is checked before anything is loaded: a regular file
  * there is refused and left alone, and a second daemon on a live socket
  * refuses with one line, the first one still serving. */
@@ -748,6 +817,7 @@ int main(void)
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
 		cmocka_unit_test(workload__kvref__runs_as_nobody_without_daemon_fds),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
+		cmocka_unit_test(terminal__comm_with_escape__shown_escaped),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
