@@ -41,6 +41,7 @@ struct csv {
 	size_t blen, bcap, brows;
 	off_t off;		/* bytes of complete rows in the file */
 	bool first;		/* no field yet in this row */
+	bool said;		/* csv_flush returned the error */
 	struct csv_stats st;
 };
 
@@ -248,11 +249,13 @@ void csv_end_row(struct csv *c)
 
 int csv_flush(struct csv *c)
 {
-	bool had = c->st.err;
-
 	if (c->blen)
 		buf_write(c);
-	return !had ? c->st.err : 0;
+	/* the error may have come from csv_end_row's write: said here, once */
+	if (!c->st.err || c->said)
+		return 0;
+	c->said = true;
+	return c->st.err;
 }
 
 void csv_get_stats(const struct csv *c, struct csv_stats *st)

@@ -339,6 +339,39 @@ static void csv_flush__enospc_mid_row__rows_before_kept_rest_counted_lost(void *
 	unlink(path);
 }
 
+/* Past 64 KiB of rows csv_end_row writes itself: an error met there is
+ * still returned by the next csv_flush, once. */
+static void csv_flush__error_met_by_end_row__returned_once(void **state)
+{
+	char path[256], field[101];
+	struct csv_stats st;
+	struct csv *c;
+	int i;
+
+	(void)state;
+	memset(field, 'x', 100);
+	field[100] = '\0';
+	snprintf(path, sizeof(path), "%s/big-rows.csv", dir);
+	assert_int_equal(csv_open(path, &c), 0);
+	write_budget = 1000;
+	write_errno = ENOSPC;
+	for (i = 0; i < 1000; i++) {	/* 101 KiB */
+		csv_str(c, field);
+		csv_end_row(c);
+	}
+	csv_get_stats(c, &st);
+	assert_int_equal(st.err, -ENOSPC);	/* met before any flush */
+	assert_int_equal(csv_flush(c), -ENOSPC);
+	assert_int_equal(csv_flush(c), 0);
+	write_budget = -1;
+	assert_int_equal(csv_commit(c), 0);
+	csv_get_stats(c, &st);
+	csv_free(c);
+	assert_int_equal(st.rows, 1000 / 101);
+	assert_int_equal(st.rows + st.lost, 1000);
+	unlink(path);
+}
+
 static void csv_commit__eio_on_first_flush__target_has_what_was_written(void **state)
 {
 	char path[256];
@@ -452,6 +485,7 @@ int main(void)
 		cmocka_unit_test(csv_quote__formula_cells__neutralised),
 		cmocka_unit_test(csv_open__any_umask__file_0600_and_cloexec),
 		cmocka_unit_test(csv_flush__enospc_mid_row__rows_before_kept_rest_counted_lost),
+		cmocka_unit_test(csv_flush__error_met_by_end_row__returned_once),
 		cmocka_unit_test(csv_commit__eio_on_first_flush__target_has_what_was_written),
 		cmocka_unit_test(csv_orphans__killed_run_and_live_daemon__only_the_dead_reported),
 	};

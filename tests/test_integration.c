@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -764,6 +765,76 @@ static void terminal__comm_with_escape__shown_escaped(void **state)
 	assert_false(file_has_byte(d.out, 0x1b));
 }
 
+/* The CSV on a 64 KiB tmpfs: the disk fills within the first seconds.
+ * Tracing goes on to the end, one line says so, the rows written before
+ * are FILE at exit, the lost ones are counted, the daemon exits 1.  A
+ * killed run's temporary file planted there beforehand is reported at
+ * start, once, and left. */
+static char full_mnt[300];
+
+/* whatever the test's end, the tmpfs goes (the harness removes tmpdir) */
+static int full_unmount(void **state)
+{
+	(void)state;
+	if (full_mnt[0])
+		umount2(full_mnt, MNT_DETACH);
+	full_mnt[0] = '\0';
+	return 0;
+}
+
+static void csv__disk_full__rows_kept_tracing_goes_on(void **state)
+{
+	char *mnt = full_mnt, csv[340], orphan[400], line[512];
+	const char *extra[] = { "--csv", csv, NULL };
+	unsigned long long rows = 0, lost = 0, windows = 0;
+	struct daemon d;
+	struct table t;
+	struct stat st;
+	pid_t gone;
+	FILE *f;
+
+	need_root(state);
+	snprintf(mnt, sizeof(full_mnt), "%s/full", tmpdir);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	if (mount("cs-full", mnt, "tmpfs", 0, "size=64k")) {
+		fprintf(stderr, "cannot mount a tmpfs (%s): skipped\n", strerror(errno));
+		mnt[0] = '\0';
+		skip();
+	}
+	snprintf(csv, sizeof(csv), "%s/run.csv", mnt);
+	gone = fork();
+	assert_true(gone >= 0);
+	if (!gone)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	snprintf(orphan, sizeof(orphan), "%s.tmp.%d.KiLLed", csv, (int)gone);
+	f = fopen(orphan, "w");
+	assert_non_null(f);
+	fputs("ts\n", f);
+	fclose(f);
+	daemon_start(&d, "full", 4, extra);
+	/* busy enough to fill 64 KiB with rows */
+	assert_int_equal(run_cmd("for i in $(seq 200); do cat /proc/self/status; done", NULL, 0), 0);
+	assert_int_equal(daemon_wait(&d), 1);
+	assert_int_equal(count_in_file(d.out, "cannot write"), 1);
+	assert_int_equal(count_in_file(d.out, "No space left on device"), 3);	/* line, exit, csv: */
+	assert_int_equal(count_in_file(d.out, "the temporary CSV of a cachescoped that is gone"), 1);
+	assert_int_equal(stat(orphan, &st), 0);
+	f = fopen(d.out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "csv: rows=%llu lost=%llu", &rows, &lost);
+		sscanf(line, "cachescoped: %*f s, %llu windows", &windows);
+	}
+	fclose(f);
+	assert_true(rows > 1 && lost > 0);
+	assert_true(windows >= 30);		/* 4 s of 100 ms windows: it went on */
+	table_read(&t, csv);			/* the header, then whole rows */
+	assert_int_equal(t.nrows, (int)rows - 1);
+	assert_int_equal(stat(csv, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
 /* The socket path is checked before anything is loaded: a regular file
  * there is refused and left alone, and a second daemon on a live socket
  * refuses with one line, the first one still serving. */
@@ -818,6 +889,7 @@ int main(void)
 		cmocka_unit_test(workload__kvref__runs_as_nobody_without_daemon_fds),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
 		cmocka_unit_test(terminal__comm_with_escape__shown_escaped),
+		cmocka_unit_test_teardown(csv__disk_full__rows_kept_tracing_goes_on, full_unmount),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
