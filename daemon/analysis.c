@@ -13,6 +13,7 @@
 #include <time.h>
 #include "../cluster/dbscan.h"
 #include "analysis.h"
+#include "strutil.h"
 
 void analysis_init(struct analysis *a, const struct rules *rules,
 		   const struct analysis_params *p)
@@ -525,11 +526,13 @@ void analysis_print_clusters(const struct analysis *a, FILE *out)
 		"centroid (freq hot entr loc numa)", "reason");
 	for (i = 0; i < a->nclusters; i++) {
 		const struct cluster_info *c = &sorted[i];
+		/* keys and reasons name what processes chose: for a terminal */
+		char keys[STR_ESC_SIZE(sizeof(c->keys))], why[STR_ESC_SIZE(sizeof(c->reason))];
 
 		fprintf(out, "%4d %-13s %6u %-40.40s %.2f %.2f %.2f %.2f %.2f %s\n", c->id,
-			label_name(c->label), c->size, c->keys, c->centroid[0],
-			c->centroid[1], c->centroid[2], c->centroid[3], c->centroid[4],
-			c->reason);
+			label_name(c->label), c->size, str_escape(keys, sizeof(keys), c->keys, 0),
+			c->centroid[0], c->centroid[1], c->centroid[2], c->centroid[3],
+			c->centroid[4], str_escape(why, sizeof(why), c->reason, 0));
 	}
 	free(sorted);
 }

@@ -1,9 +1,20 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CSV writer.  A row is assembled in memory and written whole, so whatever
- * reaches the temporary file is a sequence of complete rows; the file takes
- * the target's name only at commit (fsync, rename, fsync of the directory).
+ * CSV writer.  A row is assembled in memory and appended whole to a buffer
+ * of complete rows that write(2) pushes to the temporary file, so whatever
+ * stays in the file is a sequence of complete rows: when a write fails
+ * (disk full, I/O error) the partial row it left is cut off again, the
+ * file keeps every row before it, and the rows after are counted as lost
+ * instead of being written, so that the run's other outputs go on and the
+ * file still takes the target's name at commit (fsync, rename, fsync of
+ * the directory).
+ *
+ * The file holds every process's comm and file names: it is 0600 from its
+ * creation (mkostemp) and stays so, and O_CLOEXEC so that kvref and other
+ * children do not inherit it.  Its name carries our pid, so that the
+ * temporary file of a killed run can be told from a live daemon's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,72 +27,77 @@
 #include <unistd.h>
 #include "csv.h"
 
+/* complete rows are written once this many bytes wait */
+#define CSV_BUF_BYTES 65536
+
 struct csv {
-	FILE *f;
+	int fd;
 	char *path;
 	char *tmp;
-	char *row;
+	char *row;		/* the row being built */
 	size_t len, cap;
-	bool first;	/* no field yet in this row */
-	int err;	/* first write error, -errno */
+	bool row_bad;		/* no memory for part of it */
+	char *buf;		/* complete rows not yet written */
+	size_t blen, bcap, brows;
+	off_t off;		/* bytes of complete rows in the file */
+	bool first;		/* no field yet in this row */
+	bool said;		/* csv_flush returned the error */
+	struct csv_stats st;
 };
 
 int csv_open(const char *path, struct csv **out)
 {
 	struct csv *c;
-	int fd, err;
+	int err;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->fd = -1;
 	c->first = true;
 	c->path = strdup(path);
-	if (!c->path || asprintf(&c->tmp, "%s.tmp.XXXXXX", path) < 0) {
+	if (!c->path || asprintf(&c->tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid()) < 0) {
 		c->tmp = NULL;
 		err = -ENOMEM;
 		goto fail;
 	}
-	fd = mkstemp(c->tmp);
-	if (fd < 0) {
+	/* mkostemp: O_EXCL, mode 0600 */
+	c->fd = mkostemp(c->tmp, O_CLOEXEC);
+	if (c->fd < 0) {
 		err = -errno;
-		free(c->tmp);
-		c->tmp = NULL;
-		goto fail;
-	}
-	fchmod(fd, 0644);
-	c->f = fdopen(fd, "w");
-	if (!c->f) {
-		err = -errno;
-		close(fd);
 		goto fail;
 	}
 	*out = c;
 	return 0;
 fail:
-	if (c->tmp)
-		unlink(c->tmp);
 	free(c->tmp);
 	free(c->path);
 	free(c);
 	return err;
 }
 
+static bool grow(char **p, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 512;
+	char *q;
+
+	if (need <= *cap)
+		return true;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
 static void row_put(struct csv *c, const char *s, size_t n)
 {
-	if (c->len + n + 1 > c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 512;
-		char *row;
-
-		while (cap < c->len + n + 1)
-			cap *= 2;
-		row = realloc(c->row, cap);
-		if (!row) {
-			if (!c->err)
-				c->err = -ENOMEM;
-			return;
-		}
-		c->row = row;
-		c->cap = cap;
+	if (!grow(&c->row, &c->cap, c->len + n + 1)) {
+		c->row_bad = true;
+		return;
 	}
 	memcpy(c->row + c->len, s, n);
 	c->len += n;
@@ -105,6 +121,12 @@ static bool needs_quotes(const char *s)
 	return strpbrk(s, ",\"\r\n") != NULL;
 }
 
+/* What a spreadsheet would evaluate (OWASP, CSV injection). */
+static bool looks_like_formula(const char *s)
+{
+	return *s && strchr("=+-@\t\r", *s);
+}
+
 size_t csv_quote(char *buf, size_t n, const char *s)
 {
 	size_t need = 0;
@@ -113,6 +135,8 @@ size_t csv_quote(char *buf, size_t n, const char *s)
 #define PUT(ch) do { if (need + 1 < n) buf[need] = (ch); need++; } while (0)
 	if (q)
 		PUT('"');
+	if (looks_like_formula(s))
+		PUT('\'');
 	for (; *s; s++) {
 		if (*s == '"')
 			PUT('"');
@@ -136,8 +160,7 @@ void csv_str(struct csv *c, const char *s)
 	if (need >= sizeof(small)) {
 		buf = malloc(need + 1);
 		if (!buf) {
-			if (!c->err)
-				c->err = -ENOMEM;
+			c->row_bad = true;
 			return;
 		}
 		csv_quote(buf, need + 1, s);
@@ -171,47 +194,91 @@ void csv_dbl(struct csv *c, double v, int decimals)
 	row_put(c, buf, snprintf(buf, sizeof(buf), "%.*f", decimals, v));
 }
 
+/* Write the buffered rows.  On the first failure, cut the file back to
+ * its last complete row and count the rest as lost. */
+static void buf_write(struct csv *c)
+{
+	size_t done = 0, keep, i, rows = 0;
+	ssize_t n;
+
+	while (done < c->blen && !c->st.err) {
+		n = write(c->fd, c->buf + done, c->blen - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			c->st.err = n < 0 ? -errno : -EIO;
+		else
+			done += n;
+	}
+	if (c->st.err) {
+		for (keep = done; keep && c->buf[keep - 1] != '\n'; keep--)
+			;
+		for (i = 0; i < keep; i++)
+			rows += c->buf[i] == '\n';
+		if (keep != done) {
+			/* best effort: a reader then sees whole rows only */
+			if (ftruncate(c->fd, c->off + keep) == 0)
+				lseek(c->fd, c->off + keep, SEEK_SET);
+		}
+		c->off += keep;
+		c->st.rows += rows;
+		c->st.lost += c->brows - rows;
+	} else {
+		c->off += c->blen;
+		c->st.rows += c->brows;
+	}
+	c->blen = c->brows = 0;
+}
+
 void csv_end_row(struct csv *c)
 {
 	row_put(c, "\n", 1);
-	if (!c->err && fwrite(c->row, 1, c->len, c->f) != c->len)
-		c->err = -errno ? -errno : -EIO;
+	if (c->row_bad || c->st.err || !grow(&c->buf, &c->bcap, c->blen + c->len)) {
+		c->st.lost++;
+	} else {
+		memcpy(c->buf + c->blen, c->row, c->len);
+		c->blen += c->len;
+		c->brows++;
+		if (c->blen >= CSV_BUF_BYTES)
+			buf_write(c);
+	}
 	c->len = 0;
+	c->row_bad = false;
 	c->first = true;
 }
 
 int csv_flush(struct csv *c)
 {
-	if (!c->err && fflush(c->f))
-		c->err = -errno;
-	return c->err;
+	if (c->blen)
+		buf_write(c);
+	/* the error may have come from csv_end_row's write: said here, once */
+	if (!c->st.err || c->said)
+		return 0;
+	c->said = true;
+	return c->st.err;
 }
 
-static void csv_free(struct csv *c)
+void csv_get_stats(const struct csv *c, struct csv_stats *st)
 {
-	free(c->row);
-	free(c->tmp);
-	free(c->path);
-	free(c);
+	*st = c->st;
+}
+
+const char *csv_tmp_path(const struct csv *c)
+{
+	return c->tmp;
 }
 
 int csv_commit(struct csv *c)
 {
 	char *dir;
-	int err, dfd;
+	int dfd;
 
-	err = csv_flush(c);
-	if (!err && fsync(fileno(c->f)))
-		err = -errno;
-	if (fclose(c->f) && !err)
-		err = -errno;
-	if (!err && rename(c->tmp, c->path))
-		err = -errno;
-	if (err) {
-		unlink(c->tmp);
-		csv_free(c);
-		return err;
-	}
+	csv_flush(c);
+	/* a failed fsync is a write error too: what it lost is unknown */
+	if (fsync(c->fd) && !c->st.err)
+		c->st.err = -errno;
+	if (rename(c->tmp, c->path))
+		return -errno;
 	dir = strdup(c->path);
 	if (dir) {
 		dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -221,15 +288,101 @@ int csv_commit(struct csv *c)
 		}
 		free(dir);
 	}
-	csv_free(c);
 	return 0;
+}
+
+void csv_free(struct csv *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+	free(c->row);
+	free(c->tmp);
+	free(c->path);
+	free(c);
 }
 
 void csv_abort(struct csv *c)
 {
 	if (!c)
 		return;
-	fclose(c->f);
 	unlink(c->tmp);
 	csv_free(c);
+}
+
+/* Whether process pid holds the file st open; true where we cannot tell. */
+static bool held_by(long pid, const struct stat *st)
+{
+	char path[64], fd[340];
+	struct dirent *e;
+	struct stat fs;
+	bool held = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return errno != ENOENT;
+	while (!held && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(fd, sizeof(fd), "%s/%s", path, e->d_name);
+		held = !stat(fd, &fs) && fs.st_dev == st->st_dev && fs.st_ino == st->st_ino;
+	}
+	closedir(d);
+	return held;
+}
+
+/* NAME.tmp.PID.XXXXXX: the pid, or 0 where name is not of that form. */
+static long tmp_pid(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p, *dot;
+	long pid = 0;
+
+	if (n < 7 || name[n - 7] != '.')
+		return 0;
+	for (dot = name + n - 7, p = dot; p > name && p[-1] >= '0' && p[-1] <= '9'; p--)
+		;
+	if (p == dot || dot - p > 9 || p - name < 6 || strncmp(p - 5, ".tmp.", 5))
+		return 0;
+	for (; p < dot; p++)
+		pid = pid * 10 + (*p - '0');
+	return pid;
+}
+
+int csv_orphans(const char *path, void (*found)(const char *tmp, long pid, void *ctx),
+		void *ctx)
+{
+	char *copy = strdup(path), full[4200];
+	struct dirent *e;
+	struct stat st;
+	int n = 0, err = 0;
+	const char *dir;
+	DIR *d;
+	long pid;
+
+	if (!copy)
+		return -ENOMEM;
+	dir = dirname(copy);
+	d = opendir(dir);
+	if (!d) {
+		err = -errno;
+		goto cleanup;
+	}
+	while ((e = readdir(d))) {
+		pid = tmp_pid(e->d_name);
+		if (pid <= 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid() || held_by(pid, &st))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		found(full, pid, ctx);
+		n++;
+	}
+	closedir(d);
+cleanup:
+	free(copy);
+	return err ? err : n;
 }

@@ -10,26 +10,57 @@
 
 struct csv;
 
-/* Create the temporary file for path.  Returns 0 or -errno. */
+struct csv_stats {
+	uint64_t rows;		/* complete rows in the file */
+	uint64_t lost;		/* rows not written: after a write error, or no memory */
+	int err;		/* the first write error, -errno, or 0 */
+};
+
+/* Create the temporary file for path: <path>.tmp.<pid>.XXXXXX, mode 0600,
+ * O_CLOEXEC.  Returns 0 or -errno. */
 int csv_open(const char *path, struct csv **out);
 
+/* String fields are quoted as RFC 4180 says and neutralised as formulas
+ * (see csv_quote). */
 void csv_str(struct csv *c, const char *s);
 void csv_u64(struct csv *c, uint64_t v);
 void csv_i64(struct csv *c, int64_t v);
 void csv_dbl(struct csv *c, double v, int decimals);
 /* End the current row.  Rows are written whole, never split by a flush. */
 void csv_end_row(struct csv *c);
-/* Push complete rows to the temporary file.  Returns 0 or -errno. */
+/* Push complete rows to the temporary file.  Returns -errno when this call
+ * met the first write error (ENOSPC, EIO...): the file then keeps the
+ * complete rows that reached it (a partial one is cut off), and every
+ * later row is counted as lost, not written; else 0, also after that
+ * first error. */
 int csv_flush(struct csv *c);
+void csv_get_stats(const struct csv *c, struct csv_stats *st);
+/* The temporary file's path. */
+const char *csv_tmp_path(const struct csv *c);
 
-/* fsync and rename over the target; frees c.  Returns 0 or -errno (the
- * temporary file is removed on failure). */
+/* Flush, fsync and rename over the target, also after a write error (the
+ * rows written are kept).  Returns 0 or the -errno of fsync or rename; the
+ * temporary file is then left where csv_tmp_path says, never removed.
+ * Does not free c. */
 int csv_commit(struct csv *c);
-/* Drop the temporary file; frees c.  csv_abort(NULL) does nothing. */
+/* Free c (after csv_commit).  csv_free(NULL) does nothing. */
+void csv_free(struct csv *c);
+/* Drop the temporary file, before anything was committed; frees c.
+ * csv_abort(NULL) does nothing. */
 void csv_abort(struct csv *c);
 
+/* Temporary files of path's directory left by a cachescoped that is gone
+ * (killed before it could commit): ours, of our temporary-name pattern,
+ * whose pid is gone or, reused, does not hold the file open.  Calls found
+ * for each with its path and that pid; removes nothing.  Returns how many,
+ * or -errno when the directory cannot be read. */
+int csv_orphans(const char *path, void (*found)(const char *tmp, long pid, void *ctx),
+		void *ctx);
+
 /* Append s to buf (of size n) quoted as a CSV field; returns the length the
- * full field needs, like snprintf. */
+ * full field needs, like snprintf.  A field that a spreadsheet would take
+ * for a formula (its first byte = + - @ TAB or CR) gets a leading ', as
+ * OWASP recommends against CSV injection. */
 size_t csv_quote(char *buf, size_t n, const char *s);
 
 #endif

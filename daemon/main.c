@@ -27,6 +27,7 @@
 #include "kstate.h"
 #include "loader.h"
 #include "log.h"
+#include "strutil.h"
 #include "window.h"
 #include "sample.h"
 #include "workload.h"
@@ -55,6 +56,8 @@ struct daemon {
 	bool driving;			/* runs kvref (--workload) */
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
+	struct csv_stats csv_st;	/* at commit */
+	bool csv_done;
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
 	uint64_t last_recluster_ns, last_kstate_ns;
@@ -174,6 +177,15 @@ static int kv_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
 }
 
 /* ---- output ---- */
+
+/* Names other processes chose, for a terminal: the tables at exit and the
+ * control socket's replies escape them (strutil.h). */
+#define ESC(buf, s) str_escape(buf, sizeof(buf), s, 0)
+struct esc_names {
+	char name[STR_ESC_SIZE(64)];
+	char file[STR_ESC_SIZE(CS_CACHE_NAME_LEN)];
+	char comm[STR_ESC_SIZE(CS_COMM_LEN)];
+};
 
 static const char *csv_columns[] = {
 	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm", "scope",
@@ -435,11 +447,13 @@ static void print_top_window(struct daemon *d, FILE *out, long n)
 		"pg_adds", "refaults");
 	for (i = 0; i < d->snap_n && (long)i < n; i++) {
 		const struct snap_row *r = &d->snap[i];
+		struct esc_names e;
 		char t[16];
 
 		fprintf(out, "%-6s %-28s %-16s %8s %-16s %9" PRIu64 " %9" PRIu64
 			" %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
-			r->domain, r->name, r->file, tgid_str(r->tgid, t, sizeof(t)), r->comm, r->allocs,
+			r->domain, ESC(e.name, r->name), ESC(e.file, r->file),
+			tgid_str(r->tgid, t, sizeof(t)), ESC(e.comm, r->comm), r->allocs,
 			r->frees, r->live, r->page_adds, r->refaults);
 	}
 }
@@ -459,13 +473,19 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 			errno = 0;
 			n = strtol(cmd + 4, &end, 10);
 			if (errno || end == cmd + 4 || *end || n < 1) {
-				fprintf(out, "error: invalid count '%s'\n", cmd + 4);
+				char e[STR_ESC_SIZE(256)];
+
+				fprintf(out, "error: invalid count '%s'\n",
+					str_escape(e, sizeof(e), cmd + 4, 0));
 				return;
 			}
 		}
 		print_top_window(d, out, n);
 	} else {
-		fprintf(out, "error: unknown command '%s' (commands: stats, top [N], clusters)\n", cmd);
+		char e[STR_ESC_SIZE(256)];
+
+		fprintf(out, "error: unknown command '%s' (commands: stats, top [N], clusters)\n",
+			str_escape(e, sizeof(e), cmd, 0));
 	}
 }
 
@@ -526,13 +546,14 @@ static void print_busiest(struct daemon *d)
 	       "pg_dels", "refaults");
 	for (i = 0; i < b.n && (long)i < d->env.top; i++) {
 		const struct acc *a = b.v[i];
+		struct esc_names e;
 		char t[16];
 
 		printf("%-6s %-28s %-16.16s %8s %-16s %10" PRIu64 " %10" PRIu64
 		       " %9" PRId64 " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 "\n",
-		       domain_name(a->key.domain), a->name, a->file,
+		       domain_name(a->key.domain), ESC(e.name, a->name), ESC(e.file, a->file),
 		       tgid_str(a->key.tgid, t, sizeof(t)),
-		       a->comm, a->total_allocs, a->total_frees, a->live_objs,
+		       ESC(e.comm, a->comm), a->total_allocs, a->total_frees, a->live_objs,
 		       a->total_page_adds, a->total_page_dels, a->total_refaults);
 	}
 	free(b.v);
@@ -574,10 +595,12 @@ static void print_labelled(struct daemon *d)
 	       "normal", "thrash", "f_share", "leak");
 	for (i = 0; i < b.n && acc_anomalies(b.v[i]); i++) {
 		const struct acc *a = b.v[i];
+		struct esc_names e;
 		char t[16];
 
 		printf("%-6s %-28s %8s %-16s %7u %7u %7u %7u\n", domain_name(a->key.domain),
-		       a->name, tgid_str(a->key.tgid, t, sizeof(t)), a->comm, a->label_counts[LABEL_NORMAL],
+		       ESC(e.name, a->name), tgid_str(a->key.tgid, t, sizeof(t)), ESC(e.comm, a->comm),
+		       a->label_counts[LABEL_NORMAL],
 		       a->label_counts[LABEL_THRASH], a->label_counts[LABEL_FALSE_SHARING],
 		       a->label_counts[LABEL_LEAK]);
 	}
@@ -650,6 +673,10 @@ static void print_summary(struct daemon *d)
 		log_warn("%" PRIu64 " user-space probe records rejected for their values (%s ),"
 			 " the last from pid %u", c.w.rejected, by, c.w.rejected_tgid);
 	}
+	if (d->csv_done)
+		printf("csv: rows=%" PRIu64 " lost=%" PRIu64 "%s%s\n", d->csv_st.rows,
+		       d->csv_st.lost, d->csv_st.err ? " write_error=" : "",
+		       d->csv_st.err ? strerror(-d->csv_st.err) : "");
 	if (c.k.dropped)
 		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",
 			 (uint64_t)c.k.dropped);
@@ -736,6 +763,11 @@ static int start_workload(struct daemon *d)
 	 * on the GPU it reaches us through the CUPTI library we watch */
 	err = wl_start(&d->wl, path, d->env.workload, d->env.duration_s - 2,
 		       d->env.workload_backend, cuda ? d->gpu_lib : NULL);
+	if (err == -ENOENT) {
+		log_err("cannot start %s: no user '%s' to run it as (it does not run as root)",
+			path, WL_USER);
+		return err;
+	}
 	if (err) {
 		log_err("cannot start %s: %s", path, strerror(-err));
 		return err;
@@ -818,6 +850,13 @@ static void socket_error(const char *path, int err)
 		log_err("cannot listen on %s: %s", path, strerror(-err));
 }
 
+static void report_orphan(const char *tmp, long pid, void *ctx)
+{
+	(void)ctx;
+	log_warn("found %s, the temporary CSV of a cachescoped that is gone (pid %ld): its rows are kept there, not removed",
+		 tmp, pid);
+}
+
 static int setup_signals(struct daemon *d)
 {
 	sigset_t mask;
@@ -885,6 +924,7 @@ static void update_sampling(struct daemon *d, uint64_t now)
 static void on_tick(struct daemon *d)
 {
 	uint64_t expirations, now;
+	int err;
 
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
@@ -903,9 +943,14 @@ static void on_tick(struct daemon *d)
 		d->last_recluster_ns = now;
 		recluster(d, now);
 	}
-	if (d->csv && csv_flush(d->csv) && !d->stop) {
-		log_err("cannot write %s: %s", d->env.csv_path, strerror(-csv_flush(d->csv)));
-		d->stop = true;
+	/* a full disk costs the CSV's later rows, not the run */
+	if (d->csv && (err = csv_flush(d->csv))) {
+		struct csv_stats st;
+
+		csv_get_stats(d->csv, &st);
+		log_err("cannot write %s: %s; its %" PRIu64 " rows so far are kept, later rows "
+			"are counted as lost, tracing goes on", csv_tmp_path(d->csv), strerror(-err),
+			st.rows);
 	}
 	if (d->env.duration_s && now - d->start_ns >= (uint64_t)d->env.duration_s * NSEC)
 		d->stop = true;
@@ -995,6 +1040,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (d.env.csv_path) {
+		csv_orphans(d.env.csv_path, report_orphan, NULL);
 		err = csv_open(d.env.csv_path, &d.csv);
 		if (err) {
 			log_err("cannot create %s: %s", d.env.csv_path, strerror(-err));
@@ -1078,11 +1124,24 @@ int main(int argc, char **argv)
 	if (d.csv) {
 		int cerr = csv_commit(d.csv);
 
-		d.csv = NULL;
+		csv_get_stats(d.csv, &d.csv_st);
+		d.csv_done = true;
 		if (cerr) {
-			log_err("cannot write %s: %s", d.env.csv_path, strerror(-cerr));
+			log_err("cannot rename %s to %s: %s; its rows are kept there",
+				csv_tmp_path(d.csv), d.env.csv_path, strerror(-cerr));
 			err = cerr;
+		} else if (d.csv_st.err) {
+			log_err("%s holds %" PRIu64 " rows; %" PRIu64 " were lost after a write error: %s",
+				d.env.csv_path, d.csv_st.rows, d.csv_st.lost,
+				strerror(-d.csv_st.err));
+			err = d.csv_st.err;
+		} else if (d.csv_st.lost) {
+			log_err("%s lacks %" PRIu64 " rows: no memory to build them", d.env.csv_path,
+				d.csv_st.lost);
+			err = -ENOMEM;
 		}
+		csv_free(d.csv);
+		d.csv = NULL;
 	}
 	recluster(&d, now_ns(CLOCK_MONOTONIC));
 	print_busiest(&d);

@@ -5,16 +5,24 @@
  * workload can be placed in its phase and scored against that phase's
  * truth: which label must appear on which key, and that nothing else may
  * be labelled there once the phase has settled.
+ *
+ * kvref needs no privilege (its swap-page drops are posix_fadvise on its
+ * own file, its probes are read by the daemon's uprobes), so a daemon
+ * running as root starts it as nobody: a fault in the workload is then
+ * not root's.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "strutil.h"
 #include "workload.h"
 
 struct truth {
@@ -37,12 +45,24 @@ int wl_start(struct wl *w, const char *path, const char *scenario, long duration
 	     const char *backend, const char *inject)
 {
 	pid_t parent = getpid();
+	uid_t uid = getuid();
+	gid_t gid = getgid();
 	char dur[24];
 	int pfd[2];
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 	w->grace_ns = 2000000000ull;
+	if (!geteuid()) {
+		/* looked up before fork: the child only makes system calls */
+		struct passwd *pw = getpwnam(WL_USER);
+
+		if (!pw || !pw->pw_uid)
+			return -ENOENT;
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+	}
+	w->uid = uid;
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
 	snprintf(dur, sizeof(dur), "%ld", duration_s);
@@ -66,6 +86,10 @@ int wl_start(struct wl *w, const char *path, const char *scenario, long duration
 		/* its own group: ^C at the terminal stops the daemon, which
 		 * stops kvref (SIGTERM) and still prints the score */
 		setpgid(0, 0);
+		/* before PR_SET_PDEATHSIG: a change of uid clears it */
+		if (!geteuid() && (setgroups(0, NULL) || setgid(gid) || setuid(uid) ||
+				   !setuid(0)))
+			_exit(127);
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 			_exit(127);
 		dup2(pfd[1], STDOUT_FILENO);
@@ -201,8 +225,13 @@ int wl_print_score(const struct wl *w, FILE *out)
 	int k, good = 0;
 	unsigned int i, l;
 
-	if (w->report_len)
-		fprintf(out, "workload report (kvref):\n%s", w->report);
+	if (w->report_len) {
+		/* kvref runs unprivileged: its lines reach root's terminal escaped */
+		char safe[STR_ESC_SIZE(sizeof(w->report))];
+
+		fprintf(out, "workload report (kvref):\n%s",
+			str_escape(safe, sizeof(safe), w->report, STR_KEEP_NL));
+	}
 	fprintf(out, "score (vectors of the workload per phase; the first %.0f s of a phase not scored):\n",
 		w->grace_ns / 1e9);
 	for (k = 0; k < w->nphases; k++) {
@@ -214,7 +243,9 @@ int wl_print_score(const struct wl *w, FILE *out)
 
 		for (i = 0; i < p->nkeys; i++) {
 			const struct wl_key *key = &p->keys[i];
+			char name[STR_ESC_SIZE(sizeof(key->name))];
 
+			str_escape(name, sizeof(name), key->name, 0);
 			for (l = LABEL_NORMAL + 1; l < LABEL_COUNT; l++) {
 				if (!key->counts[l])
 					continue;
@@ -222,13 +253,13 @@ int wl_print_score(const struct wl *w, FILE *out)
 				    (key_is(key->name, t->key) || key_is(key->name, t->key2))) {
 					if (fl < sizeof(found))
 						fl += snprintf(found + fl, sizeof(found) - fl, "%s%s %s (%u)",
-							       fl ? ", " : "", label_name(l), key->name,
+							       fl ? ", " : "", label_name(l), name,
 							       key->counts[l]);
 				} else if (!t || l != t->label) {
 					extra += key->counts[l];
 					if (ol < sizeof(others))
 						ol += snprintf(others + ol, sizeof(others) - ol, "%s%s %s (%u)",
-							       ol ? ", " : "", label_name(l), key->name,
+							       ol ? ", " : "", label_name(l), name,
 							       key->counts[l]);
 				}
 			}

@@ -14,6 +14,9 @@
 #include "classify.h"
 
 #define WL_MAX_PHASES 8
+/* whom kvref runs as when the daemon is root */
+#define WL_USER "nobody"
+
 #define WL_MAX_KEYS 64
 
 struct wl_key {
@@ -31,6 +34,7 @@ struct wl_phase {
 struct wl {
 	pid_t pid;			/* while it runs */
 	pid_t tgid;			/* its process, also after it exited */
+	uid_t uid;			/* the user it runs as */
 	int fd;				/* kvref's stdout, or -1 once closed */
 	bool exited;
 	uint64_t exit_ns;
@@ -46,7 +50,9 @@ struct wl {
 
 /* Start kvref (path) with --scenario, --duration and --backend (NULL: cpu),
  * with CUDA_INJECTION64_PATH=inject unless inject is NULL; its stdout comes
- * back through w->fd.  Returns 0 or -errno. */
+ * back through w->fd.  As WL_USER, without supplementary groups, when we
+ * are root.  Returns 0, -ENOENT when we are root and WL_USER does not
+ * exist (or is root), or -errno. */
 int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s,
 	     const char *backend, const char *inject);
 /* Read what kvref printed; notes phases, keeps its report, sees EOF. */

@@ -5,16 +5,39 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
 #include <cmocka.h>
 #include "../daemon/csv.h"
 
 static char dir[] = "/tmp/cs-test-csv-XXXXXX";
+
+/* write(2) with -Wl,--wrap=write: a full disk cannot be had without root.
+ * write_budget >= 0: that many more bytes go through (the last call cut
+ * short), then every call fails with write_errno. */
+static long write_budget = -1;
+static int write_errno;
+ssize_t __real_write(int fd, const void *buf, size_t n);
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n)
+{
+	if (write_budget < 0)
+		return __real_write(fd, buf, n);
+	if (!write_budget) {
+		errno = write_errno;
+		return -1;
+	}
+	if ((long)n > write_budget)
+		n = write_budget;
+	write_budget -= n;
+	return __real_write(fd, buf, n);
+}
 
 static int setup(void **state)
 {
@@ -108,6 +131,7 @@ static void csv_commit__rows__file_appears_whole(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(entries_in_dir(), 1);
 	assert_int_equal(csv_commit(c), 0);
+	csv_free(c);
 	got = slurp(path);
 	assert_non_null(got);
 	assert_string_equal(got,
@@ -134,6 +158,7 @@ static void csv_commit__existing_target__replaced_only_at_commit(void **state)
 	csv_flush(c);
 	assert_string_equal(slurp(path), "old\n");
 	assert_int_equal(csv_commit(c), 0);
+	csv_free(c);
 	assert_string_equal(slurp(path), "new\n");
 }
 
@@ -179,11 +204,273 @@ static void csv_str__long_field__written_whole(void **state)
 	csv_str(c, big);
 	csv_end_row(c);
 	assert_int_equal(csv_commit(c), 0);
+	csv_free(c);
 	got = slurp(path);
 	assert_int_equal(strlen(got), 2000 + 2 + 1);
 	assert_int_equal(got[0], '"');
 	assert_int_equal(got[2001], '"');
 	free(big);
+}
+
+static void csv_quote__formula_cells__neutralised(void **state)
+{
+	char buf[128];
+
+	(void)state;
+	csv_quote(buf, sizeof(buf), "=HYPERLINK(\"http://x\")");
+	assert_string_equal(buf, "\"'=HYPERLINK(\"\"http://x\"\")\"");
+	csv_quote(buf, sizeof(buf), "+1+2");
+	assert_string_equal(buf, "'+1+2");
+	csv_quote(buf, sizeof(buf), "-2+3");
+	assert_string_equal(buf, "'-2+3");
+	csv_quote(buf, sizeof(buf), "@SUM(A1)");
+	assert_string_equal(buf, "'@SUM(A1)");
+	csv_quote(buf, sizeof(buf), "=1,2");
+	assert_string_equal(buf, "\"'=1,2\"");
+	csv_quote(buf, sizeof(buf), "\t=1");
+	assert_string_equal(buf, "\"'\t=1\"");
+	csv_quote(buf, sizeof(buf), "\rx");
+	assert_string_equal(buf, "\"'\rx\"");
+	/* only the first byte counts */
+	csv_quote(buf, sizeof(buf), "a=b-c");
+	assert_string_equal(buf, "a=b-c");
+	assert_int_equal(csv_quote(buf, 2, "=x"), 3);
+}
+
+/* The fd of the temporary file, found in /proc/self/fd, or -1. */
+static int fd_of(const char *path)
+{
+	char link[512], fp[300];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	int fd = -1;
+	ssize_t n;
+
+	assert_non_null(d);
+	while (fd < 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(fp, sizeof(fp), "/proc/self/fd/%s", e->d_name);
+		n = readlink(fp, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			if (!strcmp(link, path))
+				fd = atoi(e->d_name);
+		}
+	}
+	closedir(d);
+	return fd;
+}
+
+static void csv_open__any_umask__file_0600_and_cloexec(void **state)
+{
+	char path[256], want[300];
+	struct csv *c;
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/private.csv", dir);
+	old = umask(0);
+	assert_int_equal(csv_open(path, &c), 0);
+	umask(old);
+	/* the name carries our pid, for csv_orphans */
+	snprintf(want, sizeof(want), "%s.tmp.%d.", path, (int)getpid());
+	assert_memory_equal(csv_tmp_path(c), want, strlen(want));
+	assert_int_equal(strlen(csv_tmp_path(c)), strlen(want) + 6);
+	assert_int_equal(stat(csv_tmp_path(c), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	fd = fd_of(csv_tmp_path(c));
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	csv_str(c, "x");
+	csv_end_row(c);
+	assert_int_equal(csv_commit(c), 0);
+	csv_free(c);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	unlink(path);
+}
+
+/* The disk fills in the middle of a row: the rows before stay, the cut
+ * row goes, later rows are counted as lost, and commit still gives the
+ * target what was written. */
+static void csv_flush__enospc_mid_row__rows_before_kept_rest_counted_lost(void **state)
+{
+	char path[256], tmp[300], *got;
+	struct csv_stats st;
+	struct csv *c;
+	int i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/full.csv", dir);
+	assert_int_equal(csv_open(path, &c), 0);
+	csv_str(c, "row");
+	csv_end_row(c);
+	assert_int_equal(csv_flush(c), 0);
+	/* the next flush: one row of 6 bytes and half of the second */
+	for (i = 0; i < 3; i++) {
+		csv_u64(c, 10 + i);
+		csv_str(c, "ab");
+		csv_end_row(c);
+	}
+	write_budget = 9;
+	write_errno = ENOSPC;
+	assert_int_equal(csv_flush(c), -ENOSPC);
+	/* said once; later rows are lost, not written, and not an error again */
+	csv_str(c, "later");
+	csv_end_row(c);
+	assert_int_equal(csv_flush(c), 0);
+	csv_get_stats(c, &st);
+	assert_int_equal(st.rows, 2);
+	assert_int_equal(st.lost, 3);
+	assert_int_equal(st.err, -ENOSPC);
+	/* the temporary file is still there, whole rows only */
+	got = slurp(csv_tmp_path(c));
+	assert_non_null(got);
+	assert_string_equal(got, "row\n10,ab\n");
+	write_budget = -1;
+	snprintf(tmp, sizeof(tmp), "%s", csv_tmp_path(c));
+	assert_int_equal(csv_commit(c), 0);
+	csv_free(c);
+	assert_string_equal(slurp(path), "row\n10,ab\n");
+	assert_int_equal(access(tmp, F_OK), -1);	/* renamed, not left */
+	unlink(path);
+}
+
+/* Past 64 KiB of rows csv_end_row writes itself: an error met there is
+ * still returned by the next csv_flush, once. */
+static void csv_flush__error_met_by_end_row__returned_once(void **state)
+{
+	char path[256], field[101];
+	struct csv_stats st;
+	struct csv *c;
+	int i;
+
+	(void)state;
+	memset(field, 'x', 100);
+	field[100] = '\0';
+	snprintf(path, sizeof(path), "%s/big-rows.csv", dir);
+	assert_int_equal(csv_open(path, &c), 0);
+	write_budget = 1000;
+	write_errno = ENOSPC;
+	for (i = 0; i < 1000; i++) {	/* 101 KiB */
+		csv_str(c, field);
+		csv_end_row(c);
+	}
+	csv_get_stats(c, &st);
+	assert_int_equal(st.err, -ENOSPC);	/* met before any flush */
+	assert_int_equal(csv_flush(c), -ENOSPC);
+	assert_int_equal(csv_flush(c), 0);
+	write_budget = -1;
+	assert_int_equal(csv_commit(c), 0);
+	csv_get_stats(c, &st);
+	csv_free(c);
+	assert_int_equal(st.rows, 1000 / 101);
+	assert_int_equal(st.rows + st.lost, 1000);
+	unlink(path);
+}
+
+static void csv_commit__eio_on_first_flush__target_has_what_was_written(void **state)
+{
+	char path[256];
+	struct csv_stats st;
+	struct csv *c;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/eio.csv", dir);
+	assert_int_equal(csv_open(path, &c), 0);
+	csv_str(c, "header");
+	csv_end_row(c);
+	write_budget = 0;
+	write_errno = EIO;
+	csv_str(c, "a");
+	csv_end_row(c);
+	/* commit flushes: the error is met there */
+	assert_int_equal(csv_commit(c), 0);
+	write_budget = -1;
+	csv_get_stats(c, &st);
+	csv_free(c);
+	assert_int_equal(st.err, -EIO);
+	assert_int_equal(st.rows, 0);
+	assert_int_equal(st.lost, 2);
+	assert_string_equal(slurp(path), "");
+	unlink(path);
+}
+
+struct found {
+	char names[4][512];
+	long pids[4];
+	int n;
+};
+
+static void on_orphan(const char *tmp, long pid, void *ctx)
+{
+	struct found *f = ctx;
+
+	if (f->n < 4) {
+		snprintf(f->names[f->n], sizeof(f->names[f->n]), "%s", tmp);
+		f->pids[f->n++] = pid;
+	}
+}
+
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs("ts,window\n", f);
+	fclose(f);
+}
+
+static void csv_orphans__killed_run_and_live_daemon__only_the_dead_reported(void **state)
+{
+	char sub[256], target[300], dead[400], live[400], reused[400], other[400];
+	struct found f = { .n = 0 };
+	pid_t gone;
+	int fd, i;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/orphans", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(target, sizeof(target), "%s/run.csv", sub);
+	gone = fork();
+	assert_true(gone >= 0);
+	if (!gone)
+		_exit(0);
+	assert_int_equal(waitpid(gone, NULL, 0), gone);
+	/* a killed run: its pid is gone */
+	snprintf(dead, sizeof(dead), "%s.tmp.%d.aB3dEf", target, (int)gone);
+	touch(dead);
+	/* a live daemon's: its pid (ours) holds it open */
+	snprintf(live, sizeof(live), "%s.tmp.%d.xYz123", target, (int)getpid());
+	touch(live);
+	fd = open(live, O_RDONLY);
+	assert_true(fd >= 0);
+	/* a pid that lives again in another process: it does not hold it */
+	snprintf(reused, sizeof(reused), "%s/old.csv.tmp.%d.QwErTy", sub, (int)getpid());
+	touch(reused);
+	/* not ours: no pid, or not of the pattern */
+	snprintf(other, sizeof(other), "%s/run.csv.tmp.QwErTy", sub);
+	touch(other);
+	snprintf(other, sizeof(other), "%s/notes.tmp.txt", sub);
+	touch(other);
+	assert_int_equal(csv_orphans(target, on_orphan, &f), 2);
+	assert_int_equal(f.n, 2);
+	for (i = 0; i < 2; i++) {
+		if (!strcmp(f.names[i], dead))
+			assert_int_equal(f.pids[i], gone);
+		else if (!strcmp(f.names[i], reused))
+			assert_int_equal(f.pids[i], getpid());
+		else
+			fail_msg("reported %s", f.names[i]);
+	}
+	/* nothing removed */
+	assert_int_equal(access(dead, F_OK), 0);
+	assert_int_equal(access(live, F_OK), 0);
+	close(fd);
+	assert_int_equal(csv_orphans("/nonexistent-cs-dir/x.csv", on_orphan, &f), -ENOENT);
 }
 
 int main(void)
@@ -195,6 +482,12 @@ int main(void)
 		cmocka_unit_test(csv_abort__temporary_file__removed),
 		cmocka_unit_test(csv_open__missing_directory__enoent),
 		cmocka_unit_test(csv_str__long_field__written_whole),
+		cmocka_unit_test(csv_quote__formula_cells__neutralised),
+		cmocka_unit_test(csv_open__any_umask__file_0600_and_cloexec),
+		cmocka_unit_test(csv_flush__enospc_mid_row__rows_before_kept_rest_counted_lost),
+		cmocka_unit_test(csv_flush__error_met_by_end_row__returned_once),
+		cmocka_unit_test(csv_commit__eio_on_first_flush__target_has_what_was_written),
+		cmocka_unit_test(csv_orphans__killed_run_and_live_daemon__only_the_dead_reported),
 	};
 
 	return cmocka_run_group_tests_name("csv", tests, setup, teardown);

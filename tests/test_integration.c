@@ -9,15 +9,19 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -752,6 +756,207 @@ static void workload__sigint__daemon_and_kvref_stop(void **state)
 	assert_true(i < 100);
 }
 
+/* kvref needs no privilege: under a root daemon it runs as nobody, with no
+ * supplementary group, and holds no file of the daemon's (the CSV's
+ * temporary file is O_CLOEXEC). */
+static void workload__kvref__runs_as_nobody_without_daemon_fds(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	char path[64], line[256], link[4200];
+	unsigned int id[4];
+	bool uid_seen = false, gid_seen = false, groups_seen = false;
+	struct passwd *pw = getpwnam("nobody");
+	struct dirent *e;
+	struct daemon d;
+	pid_t kv = 0;
+	DIR *fds;
+	FILE *f;
+	int i;
+
+	need_root(state);
+	assert_non_null(pw);
+	daemon_start(&d, "wl-priv", 6, extra);
+	for (i = 0; i < 100 && !(kv = child_named(d.pid, "kvref")); i++)
+		sleep_ms(100);
+	assert_true(kv > 0);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)kv);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4) {
+			uid_seen = true;
+			for (i = 0; i < 4; i++)
+				assert_int_equal(id[i], pw->pw_uid);
+		} else if (sscanf(line, "Gid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4) {
+			gid_seen = true;
+			for (i = 0; i < 4; i++)
+				assert_int_equal(id[i], pw->pw_gid);
+		} else if (!strncmp(line, "Groups:", 7)) {
+			groups_seen = true;
+			assert_int_equal(strspn(line + 7, " \t\n"), strlen(line + 7));
+		}
+	}
+	fclose(f);
+	assert_true(uid_seen && gid_seen && groups_seen);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)kv);
+	fds = opendir(path);
+	assert_non_null(fds);
+	while ((e = readdir(fds))) {
+		char fp[330];
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(fp, sizeof(fp), "%s/%s", path, e->d_name);
+		n = readlink(fp, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (strstr(link, d.csv))
+			fail_msg("kvref holds fd %s -> %s", e->d_name, link);
+	}
+	closedir(fds);
+	assert_int_equal(daemon_wait(&d), 0);
+}
+
+/* Whether the file at path holds the byte c. */
+static bool file_has_byte(const char *path, int c)
+{
+	FILE *f = fopen(path, "r");
+	int ch;
+
+	assert_non_null(f);
+	while ((ch = fgetc(f)) != EOF && ch != c)
+		;
+	fclose(f);
+	return ch == c;
+}
+
+/* A process that names itself "\e[31mevil": what reaches a terminal (the
+ * CLI's top, the tables at exit) shows the name escaped, never the ESC. */
+static void terminal__comm_with_escape__shown_escaped(void **state)
+{
+	const char *extra[] = { "--pid", NULL, "--top", "20", NULL };
+	char pidbuf[16], cmd[600], out[16384], c = 'x';
+	int go[2], stop[2], i;
+	struct daemon d;
+	pid_t child;
+
+	need_root(state);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(stop), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(go[1]);
+		close(stop[1]);
+		prctl(PR_SET_NAME, "\x1b[31mevil");
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		/* churn until told to stop: its key is in every window */
+		while (read(stop[0], &c, 1) < 0 && errno == EAGAIN) {
+			for (i = 0; i < 200; i++)
+				close(eventfd(0, 0));
+			usleep(10000);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(stop[0]);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", child);
+	extra[1] = pidbuf;
+	daemon_start(&d, "escape", 5, extra);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s top 50", build, d.sock);
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+		if (strstr(out, "evil"))
+			break;
+		sleep_ms(100);
+	}
+	assert_true(i < 100);
+	assert_null(strchr(out, '\x1b'));
+	assert_non_null(strstr(out, "\\x1b[31mevil"));
+	assert_int_equal(write(stop[1], "x", 1), 1);
+	close(go[1]);
+	close(stop[1]);
+	waitpid(child, NULL, 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	assert_true(count_in_file(d.out, "\\x1b[31mevil") > 0);	/* busiest keys */
+	assert_false(file_has_byte(d.out, 0x1b));
+}
+
+/* The CSV on a 64 KiB tmpfs: the disk fills within the first seconds.
+ * Tracing goes on to the end, one line says so, the rows written before
+ * are FILE at exit, the lost ones are counted, the daemon exits 1.  A
+ * killed run's temporary file planted there beforehand is reported at
+ * start, once, and left. */
+static char full_mnt[300];
+
+/* whatever the test's end, the tmpfs goes (the harness removes tmpdir) */
+static int full_unmount(void **state)
+{
+	(void)state;
+	if (full_mnt[0])
+		umount2(full_mnt, MNT_DETACH);
+	full_mnt[0] = '\0';
+	return 0;
+}
+
+static void csv__disk_full__rows_kept_tracing_goes_on(void **state)
+{
+	char *mnt = full_mnt, csv[340], orphan[400], line[512];
+	const char *extra[] = { "--csv", csv, NULL };
+	unsigned long long rows = 0, lost = 0, windows = 0;
+	struct daemon d;
+	struct table t;
+	struct stat st;
+	pid_t gone;
+	FILE *f;
+
+	need_root(state);
+	snprintf(mnt, sizeof(full_mnt), "%s/full", tmpdir);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	if (mount("cs-full", mnt, "tmpfs", 0, "size=64k")) {
+		fprintf(stderr, "cannot mount a tmpfs (%s): skipped\n", strerror(errno));
+		mnt[0] = '\0';
+		skip();
+	}
+	snprintf(csv, sizeof(csv), "%s/run.csv", mnt);
+	gone = fork();
+	assert_true(gone >= 0);
+	if (!gone)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	snprintf(orphan, sizeof(orphan), "%s.tmp.%d.KiLLed", csv, (int)gone);
+	f = fopen(orphan, "w");
+	assert_non_null(f);
+	fputs("ts\n", f);
+	fclose(f);
+	daemon_start(&d, "full", 4, extra);
+	/* busy enough to fill 64 KiB with rows */
+	assert_int_equal(run_cmd("for i in $(seq 200); do cat /proc/self/status; done", NULL, 0), 0);
+	assert_int_equal(daemon_wait(&d), 1);
+	assert_int_equal(count_in_file(d.out, "cannot write"), 1);
+	assert_int_equal(count_in_file(d.out, "No space left on device"), 3);	/* line, exit, csv: */
+	assert_int_equal(count_in_file(d.out, "the temporary CSV of a cachescoped that is gone"), 1);
+	assert_int_equal(stat(orphan, &st), 0);
+	f = fopen(d.out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "csv: rows=%llu lost=%llu", &rows, &lost);
+		sscanf(line, "cachescoped: %*f s, %llu windows", &windows);
+	}
+	fclose(f);
+	assert_true(rows > 1 && lost > 0);
+	assert_true(windows >= 30);		/* 4 s of 100 ms windows: it went on */
+	table_read(&t, csv);			/* the header, then whole rows */
+	assert_int_equal(t.nrows, (int)rows - 1);
+	assert_int_equal(stat(csv, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
 /* The socket path is checked before anything is loaded: a regular file
  * there is refused and left alone, and a second daemon on a live socket
  * refuses with one line, the first one still serving. */
@@ -805,7 +1010,10 @@ int main(void)
 		cmocka_unit_test(sampling__fixed_1_in_16__counts_estimated_within_5_percent),
 		cmocka_unit_test(sampling__auto_past_budget__shift_raised_estimates_hold),
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
+		cmocka_unit_test(workload__kvref__runs_as_nobody_without_daemon_fds),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
+		cmocka_unit_test(terminal__comm_with_escape__shown_escaped),
+		cmocka_unit_test_teardown(csv__disk_full__rows_kept_tracing_goes_on, full_unmount),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(gpu__forged_cupti_values__rejected_and_counted),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),

@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "../tools/kvref/model.h"
@@ -54,7 +57,7 @@ static float max_abs_diff(const float *a, const float *b, size_t n)
 }
 
 static struct kv_cache *cache_new(int n_layers, int kv_dim, int block_size, int n_blocks,
-				  const char *swap_path, const struct kv_cache_hooks *hooks)
+				  const char *swap_dir, const struct kv_cache_hooks *hooks)
 {
 	struct kv_cache_params p;
 	struct kv_cache *kc = NULL;
@@ -62,7 +65,7 @@ static struct kv_cache *cache_new(int n_layers, int kv_dim, int block_size, int 
 	kv_cache_params_default(&p, n_layers, kv_dim);
 	p.block_size = block_size;
 	p.n_blocks = n_blocks;
-	p.swap_path = swap_path;
+	p.swap_dir = swap_dir;
 	if (hooks)
 		p.hooks = *hooks;
 	assert_int_equal(kv_cache_new(&kc, &p), 0);
@@ -705,23 +708,21 @@ static void kv_seq_release__multi_block_sequence__tail_evicted_first(void **stat
 
 static void kv_seq_match_prefix__block_in_swap_file__bit_identical_kv(void **state)
 {
-	char path[] = "/tmp/kvref-swap-XXXXXX";
+	char dir[] = "/tmp/kvref-test-XXXXXX";
 	struct log in = { .n = 0 };
 	struct kv_cache_hooks hooks = { .ctx = &in, .swap_in = log_event };
 	struct kv_cache *kc;
 	struct kv_seq a, b, c;
 	struct kv_cache_stats st;
 	struct stat sb;
-	int ta[8], tb[8], fd;
+	int ta[8], tb[8];
 	size_t bytes;
 	float *save;
 	uint64_t rng = 6;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	kc = cache_new(2, 16, 4, 2, path, &hooks);
+	assert_non_null(mkdtemp(dir));
+	kc = cache_new(2, 16, 4, 2, dir, &hooks);
 	bytes = kv_cache_block_bytes(kc);
 	assert_int_equal(bytes, 2 * 2 * 4 * 16 * sizeof(float));
 	save = malloc(2 * bytes);
@@ -738,7 +739,7 @@ static void kv_seq_match_prefix__block_in_swap_file__bit_identical_kv(void **sta
 	assert_int_equal(st.swap_outs, 2);
 	assert_int_equal(st.bytes_swapped_out, 2 * bytes);
 	assert_int_equal(st.swap_slots_used, 2);
-	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(fstat(kv_cache_swap_fd(kc), &sb), 0);
 	assert_true((size_t)sb.st_size >= 2 * bytes);
 	/* overwrite the pool copies so that only the file can bring them back */
 	assert_memory_not_equal(kv_cache_key(kc, b.blocks[0], 0), save, bytes);
@@ -772,7 +773,7 @@ static void kv_seq_match_prefix__block_in_swap_file__bit_identical_kv(void **sta
 	kv_seq_release(kc, &c);
 	free(save);
 	kv_cache_free(kc);
-	unlink(path);
+	assert_int_equal(rmdir(dir), 0);	/* nothing left in it */
 }
 
 /* A pool behind storage ops, as the CUDA backend's is: host memory here, so
@@ -855,26 +856,24 @@ static const struct kv_storage_ops fake_ops = {
 
 static void kv_cache_new__storage_ops__swaps_go_through_staging(void **state)
 {
-	char path[] = "/tmp/kvref-swap-XXXXXX";
+	char dir[] = "/tmp/kvref-test-XXXXXX";
 	struct fake_dev dev = { 0 };
 	struct kv_cache_params p;
 	struct kv_cache_stats st;
 	struct kv_storage_ops half = fake_ops;
 	struct kv_cache *kc = NULL;
 	struct kv_seq a, b, c;
-	int ta[8], tb[8], fd;
+	int ta[8], tb[8];
 	uint64_t rng = 11;
 	size_t bytes;
 	float *save;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_non_null(mkdtemp(dir));
 	kv_cache_params_default(&p, 2, 16);
 	p.block_size = 4;
 	p.n_blocks = 2;
-	p.swap_path = path;
+	p.swap_dir = dir;
 	half.copy_in = NULL;
 	p.storage = &half;
 	p.storage_ctx = &dev;
@@ -917,27 +916,25 @@ static void kv_cache_new__storage_ops__swaps_go_through_staging(void **state)
 	assert_int_equal(dev.pool_frees, 1);
 	assert_int_equal(dev.stage_frees, 1);
 	free(save);
-	unlink(path);
+	assert_int_equal(rmdir(dir), 0);	/* nothing left in it */
 }
 
 static void kv_cache_new__swap_slots_full__oldest_swapped_block_dropped(void **state)
 {
-	char path[] = "/tmp/kvref-swap-XXXXXX";
+	char dir[] = "/tmp/kvref-test-XXXXXX";
 	struct kv_cache_params p;
 	struct kv_cache *kc;
 	struct kv_cache_stats st;
 	struct kv_seq s;
-	int t[4][4], i, fd;
+	int t[4][4], i;
 	uint64_t rng = 8;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_non_null(mkdtemp(dir));
 	kv_cache_params_default(&p, 1, 8);
 	p.block_size = 4;
 	p.n_blocks = 1;
-	p.swap_path = path;
+	p.swap_dir = dir;
 	p.swap_slots = 2;
 	p.recent_evictions = 1;
 	assert_int_equal(kv_cache_new(&kc, &p), 0);
@@ -972,12 +969,12 @@ static void kv_cache_new__swap_slots_full__oldest_swapped_block_dropped(void **s
 	assert_int_equal(kv_seq_match_prefix(kc, &s, t[3], 4), 4);
 	kv_seq_release(kc, &s);
 	kv_cache_free(kc);
-	unlink(path);
+	assert_int_equal(rmdir(dir), 0);	/* nothing left in it */
 }
 
 static void model_forward__prefix_back_from_swap__same_logits_as_fresh(void **state)
 {
-	char path[] = "/tmp/kvref-swap-XXXXXX";
+	char dir[] = "/tmp/kvref-test-XXXXXX";
 	struct kv_config c;
 	struct kv_model m;
 	struct kv_state s;
@@ -989,13 +986,11 @@ static void model_forward__prefix_back_from_swap__same_logits_as_fresh(void **st
 	uint64_t rng = 9;
 
 	(void)state;
-	i = mkstemp(path);
-	assert_true(i >= 0);
-	close(i);
+	assert_non_null(mkdtemp(dir));
 	small_config(&c);
 	assert_int_equal(model_init_random(&m, &c, 99), 0);
 	assert_int_equal(kv_state_init(&s, &c), 0);
-	kc = cache_new(c.n_layers, kv_config_kv_dim(&c), 16, 3, path, NULL);
+	kc = cache_new(c.n_layers, kv_config_kv_dim(&c), 16, 3, dir, NULL);
 	want = malloc((size_t)c.vocab_size * sizeof(float));
 	assert_non_null(want);
 	for (i = 0; i < 40; i++) {
@@ -1028,7 +1023,182 @@ static void model_forward__prefix_back_from_swap__same_logits_as_fresh(void **st
 	kv_cache_free(kc);
 	kv_state_release(&s);
 	model_release(&m);
-	unlink(path);
+	assert_int_equal(rmdir(dir), 0);	/* nothing left in it */
+}
+
+/* ---- the swap file is made safely (kvref may run as root in /var/tmp) ---- */
+
+static const char victim_text[] = "precious, not kvref's\n";
+
+static void victim_make(char *path)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, victim_text, sizeof(victim_text) - 1),
+			 (ssize_t)sizeof(victim_text) - 1);
+	close(fd);
+}
+
+/* The victim still holds its text and nothing else. */
+static void victim_check(const char *path)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_int_equal(n, (ssize_t)sizeof(victim_text) - 1);
+	assert_memory_equal(buf, victim_text, sizeof(victim_text) - 1);
+}
+
+static int dir_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void kv_cache_new__symlink_at_swap_name__not_followed_file_0600_unlinked(void **state)
+{
+	char dir[] = "/tmp/kvref-test-XXXXXX", victim[] = "/tmp/kvref-victim-XXXXXX";
+	char link[64];
+	struct kv_cache *kc;
+	struct kv_cache_params p;
+	struct kv_seq a, b;
+	struct stat sb;
+	int ta[8], tb[8];
+	float *save;
+	uint64_t rng = 3;
+	mode_t old;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	victim_make(victim);
+	snprintf(link, sizeof(link), "%s/kvref-swap-1-1.bin", dir);
+	assert_int_equal(symlink(victim, link), 0);
+	kv_cache_params_default(&p, 2, 16);
+	p.block_size = 4;
+	p.n_blocks = 2;
+	p.swap_dir = dir;
+	p.swap_name = "kvref-swap-1-1.bin";
+	old = umask(0);		/* the mode is the code's, not the umask's */
+	assert_int_equal(kv_cache_new(&kc, &p), 0);
+	umask(old);
+	/* a file of its own, 0600, already without a name */
+	assert_int_equal(fstat(kv_cache_swap_fd(kc), &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	assert_int_equal(sb.st_nlink, 0);
+	/* blocks through the swap file leave the victim alone */
+	save = malloc(2 * kv_cache_block_bytes(kc));
+	assert_non_null(save);
+	tokens_range(ta, 8, 10);
+	tokens_range(tb, 8, 20);
+	kv_seq_init(&a);
+	kv_seq_init(&b);
+	fill_save_evict(kc, &a, &b, ta, tb, save, &rng);
+	assert_int_equal(fstat(kv_cache_swap_fd(kc), &sb), 0);
+	assert_true(sb.st_size > 0);
+	victim_check(victim);
+	assert_int_equal(lstat(link, &sb), 0);
+	assert_true(S_ISLNK(sb.st_mode));
+	assert_int_equal(dir_entries(dir), 1);	/* the link, nothing of ours */
+	kv_seq_release(kc, &b);
+	kv_cache_free(kc);
+	free(save);
+	/* a name that would leave the directory is refused */
+	p.swap_name = "../kvref-swap.bin";
+	assert_int_equal(kv_cache_new(&kc, &p), -EINVAL);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(rmdir(dir), 0);
+	unlink(victim);
+}
+
+/* kvref itself, with links planted at the names it used to open as root in
+ * --swap-dir (kvref-swap-<pid>-<n>.bin, kvref-check-<pid>-<n>.bin): the
+ * pid is known between fork and exec. */
+static void run_kvref_beside_links(const char *const *args)
+{
+	const char *b = getenv("CS_BUILD") ? getenv("CS_BUILD") : "build";
+	char dir[] = "/tmp/kvref-test-XXXXXX", victim[] = "/tmp/kvref-victim-XXXXXX";
+	char kvref[4096], link[128], go = 1;
+	const char *argv[16];
+	int pfd[2], status, n = 0, i, k;
+	pid_t pid;
+
+	snprintf(kvref, sizeof(kvref), "%s/kvref", b);
+	assert_int_equal(access(kvref, X_OK), 0);
+	assert_non_null(mkdtemp(dir));
+	victim_make(victim);
+	argv[n++] = "kvref";
+	for (i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n++] = "--swap-dir";
+	argv[n++] = dir;
+	argv[n] = NULL;
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(pfd[1]);
+		if (read(pfd[0], &go, 1) != 1)
+			_exit(126);
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(126);
+		execv(kvref, (char *const *)argv);
+		_exit(127);
+	}
+	close(pfd[0]);
+	for (k = 0; k < 5; k++) {
+		snprintf(link, sizeof(link), "%s/kvref-swap-%d-%d.bin", dir, pid, k);
+		assert_int_equal(symlink(victim, link), 0);
+	}
+	for (k = 0; k < 2; k++) {
+		snprintf(link, sizeof(link), "%s/kvref-check-%d-%d.bin", dir, pid, k);
+		assert_int_equal(symlink(victim, link), 0);
+	}
+	assert_int_equal(write(pfd[1], &go, 1), 1);
+	close(pfd[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	victim_check(victim);
+	assert_int_equal(dir_entries(dir), 7);	/* the links, nothing left of kvref's */
+	for (k = 0; k < 5; k++) {
+		snprintf(link, sizeof(link), "%s/kvref-swap-%d-%d.bin", dir, pid, k);
+		assert_int_equal(unlink(link), 0);
+	}
+	for (k = 0; k < 2; k++) {
+		snprintf(link, sizeof(link), "%s/kvref-check-%d-%d.bin", dir, pid, k);
+		assert_int_equal(unlink(link), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+	unlink(victim);
+}
+
+static void kvref_thrash__links_at_old_swap_names__victim_intact(void **state)
+{
+	const char *args[] = { "--scenario", "thrash", "--duration", "1", "--workers", "1", NULL };
+
+	(void)state;
+	run_kvref_beside_links(args);
+}
+
+static void kvref_check__links_at_old_check_names__victim_intact(void **state)
+{
+	const char *args[] = { "--check", NULL };
+
+	(void)state;
+	run_kvref_beside_links(args);
 }
 
 /* ---- threads ---- */
@@ -1335,6 +1505,9 @@ int main(void)
 		cmocka_unit_test(kv_cache_new__swap_slots_full__oldest_swapped_block_dropped),
 		cmocka_unit_test(kv_cache_new__storage_ops__swaps_go_through_staging),
 		cmocka_unit_test(model_forward__prefix_back_from_swap__same_logits_as_fresh),
+		cmocka_unit_test(kv_cache_new__symlink_at_swap_name__not_followed_file_0600_unlinked),
+		cmocka_unit_test(kvref_thrash__links_at_old_swap_names__victim_intact),
+		cmocka_unit_test(kvref_check__links_at_old_check_names__victim_intact),
 		cmocka_unit_test(model_forward__threads_share_model_and_cache__same_logits),
 		cmocka_unit_test(model_load__saved_tied_model__identical_weights_and_logits),
 		cmocka_unit_test(model_load__saved_untied_model__identical_weights_and_logits),

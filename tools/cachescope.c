@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * cachescope: the command line client of cachescoped.  It sends one command
- * over the daemon's control socket and prints the answer.
+ * over the daemon's control socket and prints the answer, with every byte a
+ * terminal could act on escaped (the answer names other processes' comms
+ * and files; the daemon escapes them too, this holds for any daemon).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,8 +12,11 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "../daemon/strutil.h"
 
 #define DEFAULT_SOCKET "/run/cachescope.sock"
+/* a larger answer is cut there */
+#define MAX_REPLY (16u << 20)
 
 static void usage(FILE *out)
 {
@@ -34,10 +39,10 @@ int main(int argc, char **argv)
 {
 	const char *path = DEFAULT_SOCKET;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char cmd[256] = "", buf[4096];
-	int i = 1, fd;
+	char cmd[256] = "", buf[4096], *reply = NULL, *safe;
+	int i = 1, fd, rc;
 	ssize_t n;
-	size_t len = 0;
+	size_t len = 0, rlen = 0;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -84,13 +89,27 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	shutdown(fd, SHUT_WR);
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		fwrite(buf, 1, n, stdout);
-		if (n >= 7 && !strncmp(buf, "error: ", 7)) {
-			close(fd);
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && rlen + n <= MAX_REPLY) {
+		char *r = realloc(reply, rlen + n);
+
+		if (!r) {
+			fprintf(stderr, "cachescope: cannot read the answer: out of memory\n");
 			return 1;
 		}
+		reply = r;
+		memcpy(reply + rlen, buf, n);
+		rlen += n;
 	}
 	close(fd);
-	return 0;
+	safe = malloc(STR_ESC_SIZE(rlen));
+	if (!safe) {
+		fprintf(stderr, "cachescope: cannot print the answer: out of memory\n");
+		return 1;
+	}
+	fputs(str_escape_mem(safe, STR_ESC_SIZE(rlen), reply ? reply : "", rlen, STR_KEEP_NL),
+	      stdout);
+	rc = rlen >= 7 && !strncmp(reply, "error: ", 7);
+	free(safe);
+	free(reply);
+	return rc;
 }

@@ -24,12 +24,19 @@
  * - Two sequences may compute the same block at once; the first to fill it
  *   names it, the other keeps a private copy that goes to the free list.
  * - Hash collisions between different chains are not detected (64 bits).
+ * - The swap file is never opened by a name someone else could have
+ *   chosen: kvref may run as root in a world-writable /var/tmp, so it is
+ *   made O_EXCL|O_NOFOLLOW in a fresh mkdtemp directory and unlinked at
+ *   once.  Not O_TMPFILE: cachescoped names page-cache keys by the file's
+ *   dentry, and an O_TMPFILE's is "#<inode>", where the thrash phase's
+ *   truth expects kvref-swap*; an unlinked file still open keeps its name.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "kvcache.h"
@@ -479,6 +486,43 @@ static int params_check(const struct kv_cache_params *p, size_t *block_floats)
 	return 0;
 }
 
+/* The swap file, as the file comment says.  Returns its fd or -errno. */
+static int swap_create(const char *dir, const char *name)
+{
+	char tmpl[4096];
+	int dfd = -1, fd = -1, err = 0;
+
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/kvref-XXXXXX", dir) >= sizeof(tmpl))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(tmpl))	/* mode 0700 */
+		return -errno;
+	dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* the umask may have taken bits away, never added any: 0600 or less */
+	if (unlinkat(dfd, name, 0))
+		err = -errno;
+cleanup:
+	if (dfd >= 0)
+		close(dfd);
+	if (rmdir(tmpl) && !err)
+		err = -errno;
+	if (err && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	return err ? err : fd;
+}
+
 int kv_cache_new(struct kv_cache **out, const struct kv_cache_params *p)
 {
 	struct kv_cache *kc;
@@ -497,7 +541,7 @@ int kv_cache_new(struct kv_cache **out, const struct kv_cache_params *p)
 	kc->block_size = p->block_size;
 	kc->n_blocks = p->n_blocks;
 	kc->block_floats = block_floats;
-	kc->n_slots = p->swap_path ? (p->swap_slots ? p->swap_slots : 4 * p->n_blocks) : 0;
+	kc->n_slots = p->swap_dir ? (p->swap_slots ? p->swap_slots : 4 * p->n_blocks) : 0;
 	kc->recent = p->recent_evictions ? p->recent_evictions : (uint64_t)p->n_blocks;
 	kc->hooks = p->hooks;
 	kc->ops = p->storage;
@@ -552,10 +596,10 @@ int kv_cache_new(struct kv_cache **out, const struct kv_cache_params *p)
 		kc->slot_link[i].prev = kc->slot_link[i].next = -1;
 	}
 
-	if (p->swap_path) {
-		kc->fd = open(p->swap_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (p->swap_dir) {
+		kc->fd = swap_create(p->swap_dir, p->swap_name ? p->swap_name : "kvref-swap.bin");
 		if (kc->fd < 0) {
-			err = -errno;
+			err = kc->fd;
 			goto cleanup;
 		}
 	}
@@ -588,6 +632,11 @@ void kv_cache_free(struct kv_cache *kc)
 		free(kc->data);
 	}
 	free(kc);
+}
+
+int kv_cache_swap_fd(const struct kv_cache *kc)
+{
+	return kc->fd;
 }
 
 float *kv_cache_key(const struct kv_cache *kc, int block, int layer)

@@ -78,7 +78,12 @@ struct kv_cache_params {
 	int kv_dim;		/* n_kv_heads * head_size */
 	int block_size;		/* tokens per block */
 	int n_blocks;		/* pool size */
-	const char *swap_path;	/* offload file, created or truncated; NULL: none */
+	/* the offload file: created as swap_name (NULL: "kvref-swap.bin"),
+	 * mode 0600, O_EXCL|O_NOFOLLOW, in a fresh 0700 directory (mkdtemp)
+	 * inside swap_dir; file and directory are removed at once and the
+	 * file lives on as an open fd.  NULL swap_dir: no swap tier */
+	const char *swap_dir;
+	const char *swap_name;
 	int swap_slots;		/* blocks the swap file holds; 0: 4 * n_blocks */
 	/* a swap-in is "recent" when at most this many evictions happened
 	 * since its swap-out; 0: n_blocks */
@@ -125,9 +130,12 @@ struct kv_cache;
 void kv_cache_params_default(struct kv_cache_params *p, int n_layers, int kv_dim);
 
 /* Creates the pool (and the swap file, if any).  Fails with -EINVAL on bad
- * parameters, -ENOMEM, or the errno of open(). */
+ * parameters (a swap_name with a '/' too), -ENOMEM, or the errno of
+ * mkdtemp() or openat(). */
 int kv_cache_new(struct kv_cache **out, const struct kv_cache_params *p);
 void kv_cache_free(struct kv_cache *kc);
+/* The swap file's fd (it has no path any more), or -1 without one. */
+int kv_cache_swap_fd(const struct kv_cache *kc);
 
 /* Keys (values) of one layer of one pool block: [block_size][kv_dim]. */
 float *kv_cache_key(const struct kv_cache *kc, int block, int layer);

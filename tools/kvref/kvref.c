@@ -34,7 +34,8 @@ static void usage(FILE *out)
 		"  --kv-blocks N       block pool of the normal and false_sharing phases, 4x for leak,\n"
 		"                      thrash uses 24 (default 512)\n"
 		"  --block-size N      tokens per block (default 16)\n"
-		"  --swap-dir DIR      where the swap file goes (default /var/tmp)\n"
+		"  --swap-dir DIR      where the swap files go (default /var/tmp), each made in a\n"
+		"                      private 0700 directory and unlinked at once\n"
 		"  --seed N            weights and requests (default 1)\n"
 		"  --model FILE        load a llama2.c checkpoint instead of generating weights\n"
 		"  --save-model FILE   write the generated weights as a llama2.c checkpoint\n"
@@ -136,7 +137,7 @@ static int check_backend(const struct kv_model *m, const struct kv_backend *be,
 	int *tok = malloc(2 * (size_t)len * sizeof(int));
 	float *lg[2], *keep = malloc((size_t)c->vocab_size * sizeof(float));
 	double worst = 0, d;
-	char path[2][4096];
+	char name[2][64];
 	uint64_t rng = o->seed;
 
 	kv_backend_cpu(&cpu, m);
@@ -149,12 +150,12 @@ static int check_backend(const struct kv_model *m, const struct kv_backend *be,
 	for (k = 0; k < 2 && !err; k++) {
 		struct kv_cache_params p;
 
-		snprintf(path[k], sizeof(path[k]), "%s/kvref-check-%d-%d.bin", o->swap_dir,
-			 getpid(), k);
+		snprintf(name[k], sizeof(name[k]), "kvref-check-%d-%d.bin", getpid(), k);
 		kv_cache_params_default(&p, c->n_layers, kv_config_kv_dim(c));
 		p.block_size = bs;
 		p.n_blocks = nb;
-		p.swap_path = path[k];
+		p.swap_dir = o->swap_dir;
+		p.swap_name = name[k];
 		p.storage = b[k]->storage;
 		p.storage_ctx = b[k]->ctx;
 		err = kv_cache_new(&kc[k], &p);
@@ -209,10 +210,7 @@ out:
 	for (k = 0; k < 2; k++) {
 		if (st[k])
 			b[k]->state_free(b[k]->ctx, st[k]);
-		if (kc[k]) {
-			kv_cache_free(kc[k]);
-			unlink(path[k]);
-		}
+		kv_cache_free(kc[k]);
 	}
 	free(tok);
 	free(keep);

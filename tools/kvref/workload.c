@@ -115,7 +115,7 @@ struct phase {
 	const struct workload_opts *opts;
 	const struct scenario_params *sp;
 	struct kv_cache *kc;
-	char swap_path[4096];
+	char swap_name[64];
 	int prefixes[96][PREFIX_TOKENS];
 	atomic_int stop;
 	/* counters */
@@ -372,7 +372,7 @@ static void *frontend_main(void *arg)
 static void *dropper_main(void *arg)
 {
 	struct phase *ph = arg;
-	int fd = open(ph->swap_path, O_RDONLY | O_CLOEXEC);
+	int fd = kv_cache_swap_fd(ph->kc);
 
 	if (fd < 0)
 		return NULL;
@@ -382,7 +382,6 @@ static void *dropper_main(void *arg)
 			atomic_fetch_add(&ph->drops, 1);
 		nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
 	}
-	close(fd);
 	return NULL;
 }
 
@@ -394,13 +393,14 @@ static int phase_cache(struct phase *ph, int slot_tag)
 	struct kv_cache_params p;
 	int err;
 
-	snprintf(ph->swap_path, sizeof(ph->swap_path), "%s/kvref-swap-%d-%d.bin",
-		 ph->opts->swap_dir, getpid(), slot_tag);
+	snprintf(ph->swap_name, sizeof(ph->swap_name), "kvref-swap-%d-%d.bin", getpid(),
+		 slot_tag);
 	kv_cache_params_default(&p, c->n_layers, kv_config_kv_dim(c));
 	p.block_size = ph->opts->block_size;
 	p.n_blocks = ph->sp->pool_blocks ? ph->sp->pool_blocks :
 					   ph->opts->kv_blocks * ph->sp->pool_mult;
-	p.swap_path = ph->swap_path;
+	p.swap_dir = ph->opts->swap_dir;
+	p.swap_name = ph->swap_name;
 	p.swap_slots = ph->sp->n_prefixes * (PREFIX_TOKENS / p.block_size + 1);
 	p.storage = ph->be->storage;
 	p.storage_ctx = ph->be->ctx;
@@ -523,9 +523,7 @@ out:
 			free(ph->leaked[k]);
 		}
 		free(ph->leaked);
-		kv_cache_free(ph->kc);
-		if (ph->swap_path[0])
-			unlink(ph->swap_path);
+		kv_cache_free(ph->kc);	/* the swap file goes with its fd */
 		pthread_mutex_destroy(&ph->lock);
 	}
 	free(ph);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Text that other processes chose (comm, file and cache names, GPU kernel
+ * names, kvref's lines) made safe for root's terminal: every byte a
+ * terminal could act on is written as \xNN.  Used by the daemon's tables,
+ * logs and control-socket replies and by the cachescope CLI.
+ */
+#ifndef CS_STRUTIL_H
+#define CS_STRUTIL_H
+
+#include <stddef.h>
+
+/* keep LF and TAB (text of several lines) */
+#define STR_KEEP_NL 1
+
+/* the buffer that holds any escape of n bytes */
+#define STR_ESC_SIZE(n) (4 * (n) + 1)
+
+/*
+ * Copy the len bytes at s to buf (of size n > 0), NUL-terminated, with C0
+ * controls, DEL, NUL, C1 controls (U+0080..U+009F, each of their bytes),
+ * the bidirectional overrides and isolates (U+202A..U+202E,
+ * U+2066..U+2069) and every byte that is not part of valid UTF-8 written
+ * as \xNN, and a backslash as \\; valid UTF-8 otherwise passes as is.
+ * What does not fit is left off, never half an escape or a character.
+ * Returns buf.
+ */
+const char *str_escape_mem(char *buf, size_t n, const char *s, size_t len, int flags);
+/* The same for the string s. */
+const char *str_escape(char *buf, size_t n, const char *s, int flags);
+
+#endif
