@@ -37,18 +37,19 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLIN
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
-UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref
+UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref control
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
-INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels
+INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
+	$(OUTPUT)/tests/test_hardening
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
-	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o \
+	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
 
@@ -133,6 +134,8 @@ $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o
 $(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
+$(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
+	$(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(OUTPUT)/daemon/window.o
 $(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(OUTPUT)/daemon/features.o
@@ -143,6 +146,7 @@ $(OUTPUT)/tests/test_kvref: $(OUTPUT)/tests/test_kvref.o $(OUTPUT)/tools/kvref/m
 	$(OUTPUT)/tools/kvref/kvcache.o
 $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 
@@ -237,3 +241,4 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
+

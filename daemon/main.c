@@ -27,6 +27,7 @@
 #include "kstate.h"
 #include "loader.h"
 #include "log.h"
+#include "loop.h"
 #include "window.h"
 #include "workload.h"
 
@@ -57,7 +58,9 @@ struct daemon {
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
 	uint64_t last_recluster_ns, last_kstate_ns;
-	int epfd, sfd, tfd, lfd;
+	struct loop loop;		/* every source: rings, signals, timer, socket, kvref */
+	struct control *ctl;
+	int sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
 	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
@@ -365,6 +368,7 @@ static void counts_read(struct daemon *d, struct counts *c)
 
 static void print_stats(struct daemon *d, FILE *out)
 {
+	struct control_stats cs;
 	struct loader_prog_stats ps;
 	struct counts c;
 
@@ -389,6 +393,10 @@ static void print_stats(struct daemon *d, FILE *out)
 	fprintf(out, "cluster_runs %" PRIu64 "\ncluster_ms %.1f\n", d->an.runs, d->an.last_run_ms);
 	fprintf(out, "gpu_records %" PRIu64 "\ncupti_dropped %" PRIu64 "\n",
 		d->gpu_records, d->cupti_dropped);
+	control_get_stats(d->ctl, &cs);
+	fprintf(out, "control_served %" PRIu64 "\ncontrol_timeouts %" PRIu64 "\ncontrol_denied %"
+		PRIu64 "\ncontrol_busy %" PRIu64 "\ncontrol_too_long %" PRIu64 "\n",
+		cs.served, cs.timeouts, cs.denied, cs.busy, cs.too_long);
 }
 
 static int snap_cmp(const void *a, const void *b)
@@ -619,12 +627,6 @@ static void print_summary(struct daemon *d)
 
 /* ---- the loop ---- */
 
-static int epoll_add(int epfd, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
 
 /* A file that lives beside cachescoped (build folder or install dir). */
 static int beside_me(const char *name, char *path, size_t size)
@@ -668,6 +670,15 @@ static int watch_gpu(struct daemon *d)
 	return err;
 }
 
+static void on_workload(int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+
+	(void)fd;
+	(void)events;
+	wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
+}
+
 /* kvref lives beside cachescoped in the build folder or the install dir. */
 static int start_workload(struct daemon *d)
 {
@@ -699,7 +710,7 @@ static int start_workload(struct daemon *d)
 		return err;
 	}
 	d->driving = true;
-	err = epoll_add(d->epfd, d->wl.fd);
+	err = loop_add(&d->loop, d->wl.fd, EPOLLIN, on_workload, d);
 	if (err)
 		log_err("cannot watch the workload's output: %s", strerror(-err));
 	return err;
@@ -852,43 +863,50 @@ static void on_tick(struct daemon *d)
 		d->stop = true;
 }
 
+/* ---- the sources of the loop: each its handler ---- */
+
+static void on_rings(int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+
+	(void)fd;
+	(void)events;
+	loader_drain(&d->ld);
+}
+
+static void on_timer(int fd, uint32_t events, void *data)
+{
+	(void)fd;
+	(void)events;
+	on_tick(data);
+}
+
+static void on_signal(int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGUSR1) {
+		analysis_print_clusters(&d->an, stdout);
+		fflush(stdout);
+		return;
+	}
+	log_info("signal %u: stopping", si.ssi_signo);
+	d->stop = true;
+}
+
 static int run_loop(struct daemon *d)
 {
-	struct epoll_event evs[8];
-	int rfd = loader_epoll_fd(&d->ld), n, i;
+	int n;
 
 	while (!d->stop) {
-		n = epoll_wait(d->epfd, evs, 8, -1);
+		n = loop_run_once(&d->loop, -1);
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			log_err("epoll_wait failed: %s", strerror(errno));
-			return -errno;
-		}
-		for (i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
-
-			if (fd == rfd) {
-				loader_drain(&d->ld);
-			} else if (fd == d->tfd) {
-				on_tick(d);
-			} else if (fd == d->sfd) {
-				struct signalfd_siginfo si;
-
-				if (read(d->sfd, &si, sizeof(si)) != sizeof(si))
-					continue;
-				if (si.ssi_signo == SIGUSR1) {
-					analysis_print_clusters(&d->an, stdout);
-					fflush(stdout);
-					continue;
-				}
-				log_info("signal %u: stopping", si.ssi_signo);
-				d->stop = true;
-			} else if (fd == d->lfd) {
-				control_serve(d->lfd, on_command, d);
-			} else if (d->driving && fd == d->wl.fd) {
-				wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
-			}
+			log_err("epoll_wait failed: %s", strerror(-n));
+			return n;
 		}
 	}
 	return 0;
@@ -910,7 +928,7 @@ static void finish(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sfd = -1, .tfd = -1, .lfd = -1,
+	struct daemon d = { .loop = { .epfd = -1 }, .sfd = -1, .tfd = -1, .lfd = -1,
 			    .drop_window = UINT64_MAX };
 	uint64_t t0;
 	int err;
@@ -965,14 +983,15 @@ int main(int argc, char **argv)
 		.alive = process_alive,
 	});
 	setup_kstate(&d);
-	d.epfd = epoll_create1(EPOLL_CLOEXEC);
-	err = d.epfd < 0 ? -errno : setup_timer(&d, t0);
+	err = loop_init(&d.loop);
 	if (!err)
-		err = epoll_add(d.epfd, loader_epoll_fd(&d.ld));
+		err = setup_timer(&d, t0);
 	if (!err)
-		err = epoll_add(d.epfd, d.sfd);
+		err = loop_add(&d.loop, loader_epoll_fd(&d.ld), EPOLLIN, on_rings, &d);
 	if (!err)
-		err = epoll_add(d.epfd, d.tfd);
+		err = loop_add(&d.loop, d.sfd, EPOLLIN, on_signal, &d);
+	if (!err)
+		err = loop_add(&d.loop, d.tfd, EPOLLIN, on_timer, &d);
 	if (err) {
 		log_err("cannot set up the event loop: %s", strerror(-err));
 		goto cleanup;
@@ -993,8 +1012,9 @@ int main(int argc, char **argv)
 			socket_error(d.env.socket_path, err);
 			goto cleanup;
 		}
-		err = epoll_add(d.epfd, d.lfd);
-		if (err) {
+		d.ctl = control_new(&d.loop, d.lfd, NULL, on_command, &d);
+		if (!d.ctl) {
+			err = -errno;
 			log_err("cannot set up the event loop: %s", strerror(-err));
 			goto cleanup;
 		}
@@ -1030,9 +1050,9 @@ int main(int argc, char **argv)
 	print_summary(&d);
 cleanup:
 	csv_abort(d.csv);
+	control_free(d.ctl);
 	control_close(d.lfd, d.env.socket_path);
-	if (d.epfd >= 0)
-		close(d.epfd);
+	loop_release(&d.loop);
 	if (d.tfd >= 0)
 		close(d.tfd);
 	if (d.sfd >= 0)
