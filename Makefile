@@ -26,7 +26,7 @@ endif
 CFLAGS ?= -g -O2
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
 	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lm
+LDLIBS := -lbpf -lelf -lz -lm -lcap
 # the system include dirs clang would search for the host, so that libbpf's
 # usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -37,7 +37,7 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLIN
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
-UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref control
+UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref control privs
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -136,6 +136,7 @@ $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
 	$(OUTPUT)/daemon/loop.o
+$(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(OUTPUT)/daemon/window.o
 $(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(OUTPUT)/daemon/features.o
@@ -161,7 +162,9 @@ $(OUTPUT)/tests/test_kvref_kernels: tests/test_kvref_kernels.cc tests/helpers/cu
 
 $(UNIT_BINS) $(INTEG_BINS):
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -lm -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lcmocka -lm -lpthread $(TEST_LDLIBS) -o $@
+
+$(OUTPUT)/tests/test_privs: TEST_LDLIBS := -lcap
 
 $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "csv.h"
 #include "event.h"
 #include "kstate.h"
+#include "privs.h"
 #include "loader.h"
 #include "log.h"
 #include "loop.h"
@@ -644,6 +646,20 @@ static int beside_me(const char *name, char *path, size_t size)
 	return 0;
 }
 
+/* A file root runs or hands to other processes must be root's alone. */
+static int check_trusted(const char *path, const char *what)
+{
+	const char *why = NULL;
+	int err = privs_check_file(path, &why);
+
+	if (err == -EPERM)
+		log_err("refusing to %s %s: %s (it must be root's and writable by root alone)",
+			what, path, why);
+	else if (err)
+		log_err("cannot check %s: %s", path, strerror(-err));
+	return err;
+}
+
 /* GPU records come through the CUPTI library's probes, for every process
  * that loads it; without the library there is nothing to watch. */
 static int watch_gpu(struct daemon *d)
@@ -662,6 +678,10 @@ static int watch_gpu(struct daemon *d)
 	} else if (beside_me("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK)) {
 		return 0;
 	}
+	/* kvref loads it as root, and so may any process told to */
+	err = check_trusted(path, "load");
+	if (err)
+		return err;
 	err = loader_attach_gpu(&d->ld, path);
 	if (!err) {
 		log_info("watching CUPTI records of every process that loads %s", path);
@@ -683,17 +703,20 @@ static void on_workload(int fd, uint32_t events, void *data)
 static int start_workload(struct daemon *d)
 {
 	bool cuda = d->env.workload_backend && !strcmp(d->env.workload_backend, "cuda");
-	char path[4200];
+	char found[4200], path[PATH_MAX];
 	int err;
 
-	if (beside_me("kvref", path, sizeof(path))) {
+	if (beside_me("kvref", found, sizeof(found))) {
 		log_err("cannot find my own binary: %s", strerror(errno));
 		return -errno;
 	}
-	if (access(path, X_OK)) {
-		log_err("cannot run the workload: %s: %s (build it with make)", path, strerror(errno));
+	if (access(found, X_OK) || !realpath(found, path)) {
+		log_err("cannot run the workload: %s: %s (build it with make)", found, strerror(errno));
 		return -errno;
 	}
+	err = check_trusted(path, "run");
+	if (err)
+		return err;
 	if (cuda && !d->gpu_lib[0]) {
 		log_err("--workload-backend cuda needs the CUPTI library: build it (make, with the CUDA toolkit) or name it with --gpu-lib");
 		return -ENOENT;
@@ -714,6 +737,44 @@ static int start_workload(struct daemon *d)
 	if (err)
 		log_err("cannot watch the workload's output: %s", strerror(-err));
 	return err;
+}
+
+static int check_access(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	return loader_check_access(&d->ld);
+}
+
+/* Everything only root could do is done: programs loaded and attached,
+ * rings mapped, kallsyms read, kvref started.  Keep what the later steps
+ * were measured to need (DESIGN.md, "Privileges"), nothing else. */
+static int drop_privileges(struct daemon *d)
+{
+	cap_value_t keep[3];
+	char names[128];
+	int n = 0, err;
+
+	/* map lookups and the flush test-run every tick: kernels before 6.5
+	 * with unprivileged BPF disabled ask CAP_BPF for every bpf() call */
+	if (privs_probe(check_access, d))
+		keep[n++] = CAP_IS_SUPPORTED(CAP_BPF) ? CAP_BPF : CAP_SYS_ADMIN;
+	/* stopping kvref at the end, whatever user it runs as by then */
+	if (d->driving)
+		keep[n++] = CAP_KILL;
+	/* the CSV renamed into place, the socket bound and removed at exit,
+	 * in a directory whose mode does not let root's uid alone write */
+	if ((d->csv && !privs_dir_writable(d->env.csv_path)) ||
+	    (d->env.socket_path && !privs_dir_writable(d->env.socket_path)))
+		keep[n++] = CAP_DAC_OVERRIDE;
+	err = privs_drop(keep, n);
+	if (err) {
+		log_err("cannot drop privileges: %s", strerror(-err));
+		return err;
+	}
+	privs_names(keep, n, names, sizeof(names));
+	log_info("dropped privileges, no_new_privs set; capabilities kept: %s", names);
+	return 0;
 }
 
 static int setup_rules(struct daemon *d)
@@ -1004,7 +1065,11 @@ int main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	/* last: a client that finds the socket finds every probe attached */
+	err = drop_privileges(&d);
+	if (err)
+		goto cleanup;
+	/* last: a client that finds the socket finds every probe attached and
+	 * the privileges dropped */
 	if (d.env.socket_path) {
 		d.lfd = control_listen(d.env.socket_path);
 		if (d.lfd < 0) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Integration tests of cachescoped as a root service that other users can
- * reach: its control socket facing slow, greedy or unprivileged clients.
- * Needs root; without it every test is skipped.
+ * reach: the privileges it keeps once it traces, the files it refuses to
+ * run or inject, and its control socket facing slow, greedy or
+ * unprivileged clients.  Needs root; without it every test is skipped.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,6 +35,32 @@ static long ms_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static unsigned long long status_field(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	unsigned long long v = ~0ull;
+	size_t n = strlen(field);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = strtoull(line + n + 1, NULL, !strncmp(field, "Cap", 3) ? 16 : 10);
+	fclose(f);
+	return v;
 }
 
 static int sock_connect(const char *path)
@@ -104,6 +132,121 @@ static void stop_daemon(struct daemon *d)
 	assert_int_equal(kill(d->pid, SIGTERM), 0);
 	assert_int_equal(daemon_wait(d), 0);
 }
+
+/* Where this kernel's bpf() needs it for map lookups and test runs
+ * (before 6.5, with unprivileged BPF off), CAP_BPF may stay. */
+#define MAY_KEEP (1ull << CAP_BPF)
+
+/* ---- privileges ---- */
+
+static void privs__tracing__capabilities_dropped_no_new_privs(void **state)
+{
+	struct daemon d;
+	unsigned long long eff;
+	char out[4096];
+
+	need_root(state);
+	daemon_start(&d, "privs", 30, NULL);
+	/* the socket answers: it is tracing, and has dropped what it can */
+	eff = status_field(d.pid, "CapEff");
+	assert_int_equal(eff & ~MAY_KEEP, 0);
+	assert_int_equal(status_field(d.pid, "CapPrm"), eff);
+	assert_int_equal(status_field(d.pid, "CapBnd"), eff);
+	assert_int_equal(status_field(d.pid, "CapAmb"), 0);
+	assert_int_equal(status_field(d.pid, "NoNewPrivs"), 1);
+	/* and still does its work: rings, maps, the flush, its CSV */
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 2000) >= 0);
+	assert_true(stat_of(out, "consumed") > 0);
+	stop_daemon(&d);
+	check_summary(&d, false);
+	assert_int_equal(access(d.csv, F_OK), 0);
+	assert_int_equal(access(d.sock, F_OK), -1);
+}
+
+static void privs__workload__keeps_only_cap_kill(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	struct daemon d;
+
+	need_root(state);
+	daemon_start(&d, "privs-wl", 30, extra);
+	assert_int_equal(status_field(d.pid, "CapEff") & ~MAY_KEEP, 1ull << CAP_KILL);
+	assert_int_equal(status_field(d.pid, "NoNewPrivs"), 1);
+	/* it still stops kvref and scores it */
+	stop_daemon(&d);
+	assert_true(count_in_file(d.out, "score: ") > 0);
+}
+
+/* A copy of cachescoped in dir, with file beside it (copied from the build). */
+static void install(const char *dir, const char *file)
+{
+	char cmd[1200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -m 0755 %s && cp %s/cachescoped %s/%s %s/",
+		 dir, dir, build, build, file, dir);
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
+}
+
+static void expect_refused(const char *cmd, const char *what, const char *why)
+{
+	char out[2048];
+
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, what));
+	assert_non_null(strstr(out, why));
+}
+
+static void privs__untrusted_kvref__refused_one_line(void **state)
+{
+	char dir[300], path[400], cmd[1200];
+
+	need_root(state);
+	snprintf(dir, sizeof(dir), "%s/inst-kvref", tmpdir);
+	snprintf(path, sizeof(path), "%s/kvref", dir);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --workload normal --duration 6 --socket none "
+		 "--top 0 2>&1 >/dev/null", dir);
+
+	install(dir, "kvref");
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	expect_refused(cmd, "refusing to run", "not owned by root");
+
+	install(dir, "kvref");
+	assert_int_equal(chmod(path, 0757), 0);
+	expect_refused(cmd, "refusing to run", "writable by group or others");
+
+	install(dir, "kvref");
+	assert_int_equal(chmod(dir, 0777), 0);
+	expect_refused(cmd, "refusing to run", "its directory is writable by group or others");
+}
+
+static void privs__untrusted_cupti_library__refused_one_line(void **state)
+{
+	char dir[300], lib[400], cmd[1200];
+
+	need_root(state);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
+	if (access(lib, R_OK))
+		skip();		/* built where the CUDA toolkit is */
+	snprintf(dir, sizeof(dir), "%s/inst-cupti", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", dir);
+
+	/* the one beside cachescoped, world-writable */
+	install(dir, "libcachescope_cupti.so");
+	assert_int_equal(chmod(lib, 0666), 0);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 2 --socket none --top 0 2>&1 >/dev/null",
+		 dir);
+	expect_refused(cmd, "refusing to load", "writable by group or others");
+
+	/* named with --gpu-lib, someone else's */
+	install(dir, "libcachescope_cupti.so");
+	assert_int_equal(chown(lib, 65534, 65534), 0);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 2 --socket none --top 0 --gpu-lib %s "
+		 "2>&1 >/dev/null", build, lib);
+	expect_refused(cmd, "refusing to load", "not owned by root");
+}
+
+/* ---- the control socket ---- */
 
 /* A child that sends one byte every 190 ms.  To fd out it writes 0 once
  * connected, then how long it lasted (ms) once the daemon drops it, or -1
@@ -281,6 +424,10 @@ static void control__overlong_request__refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(privs__tracing__capabilities_dropped_no_new_privs),
+		cmocka_unit_test(privs__workload__keeps_only_cap_kill),
+		cmocka_unit_test(privs__untrusted_kvref__refused_one_line),
+		cmocka_unit_test(privs__untrusted_cupti_library__refused_one_line),
 		cmocka_unit_test(control__trickling_client__others_answered_ingest_goes_on),
 		cmocka_unit_test(control__unread_large_reply__other_client_answered),
 		cmocka_unit_test(control__unprivileged_peer__permission_denied),
