@@ -245,3 +245,6 @@ clean:
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
 
+# libFuzzer harness of the control protocol's requests (make fuzz)
+FUZZERS += control
+$(FUZZ_OUT)/fuzz_control: tests/fuzz/fuzz_control.c daemon/control.c daemon/loop.c
