@@ -694,9 +694,12 @@ static void on_workload(int fd, uint32_t events, void *data)
 {
 	struct daemon *d = data;
 
-	(void)fd;
 	(void)events;
 	wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
+	/* at kvref's eof wl_read closed the pipe: its number is free for
+	 * the next client, so it must leave the loop now */
+	if (d->wl.fd < 0)
+		loop_del(&d->loop, fd);
 }
 
 /* kvref lives beside cachescoped in the build folder or the install dir. */

@@ -404,6 +404,26 @@ static void control__unprivileged_peer__permission_denied(void **state)
 	stop_daemon(&d);
 }
 
+/* kvref stops 2 s before the daemon; its pipe's fd number, closed at its
+ * eof, is the next client's: that client must still be answered. */
+static void control__after_workload_exits__clients_answered(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	char cmd[64], out[4096];
+	struct daemon d;
+	long t0;
+
+	need_root(state);
+	daemon_start(&d, "wl-exit", 7, extra);
+	snprintf(cmd, sizeof(cmd), "pgrep -P %d -x kvref >/dev/null", d.pid);
+	for (t0 = ms_now(); ms_now() - t0 < 15000 && !run_cmd(cmd, NULL, 0);)
+		sleep_ms(20);
+	/* the daemon goes on for a second after kvref's end */
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	assert_non_null(strstr(out, "produced "));
+	assert_int_equal(daemon_wait(&d), 0);
+}
+
 static void control__overlong_request__refused(void **state)
 {
 	char req[1001], out[4096];
@@ -432,6 +452,7 @@ int main(void)
 		cmocka_unit_test(control__unread_large_reply__other_client_answered),
 		cmocka_unit_test(control__unprivileged_peer__permission_denied),
 		cmocka_unit_test(control__overlong_request__refused),
+		cmocka_unit_test(control__after_workload_exits__clients_answered),
 	};
 
 	return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
