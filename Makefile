@@ -26,7 +26,7 @@ endif
 CFLAGS ?= -g -O2
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
 	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lm
+LDLIBS := -lbpf -lelf -lz -lm -lcap
 # the system include dirs clang would search for the host, so that libbpf's
 # usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -37,18 +37,19 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLIN
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
-UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil
+UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
-INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels
+INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
+	$(OUTPUT)/tests/test_hardening
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
-	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o \
+	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
 
@@ -135,6 +136,9 @@ $(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
 $(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
+$(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
+	$(OUTPUT)/daemon/loop.o
+$(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(OUTPUT)/daemon/window.o
 $(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(OUTPUT)/cluster/dbscan.o
 $(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(OUTPUT)/daemon/features.o
@@ -147,6 +151,7 @@ $(OUTPUT)/tests/test_kvref: $(OUTPUT)/tests/test_kvref.o $(OUTPUT)/tools/kvref/m
 $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
+$(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 
@@ -164,7 +169,9 @@ $(OUTPUT)/tests/test_csv: TEST_LDFLAGS := -Wl,--wrap=write
 
 $(UNIT_BINS) $(INTEG_BINS):
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(TEST_LDFLAGS) -lcmocka -lm -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(TEST_LDFLAGS) -lcmocka -lm -lpthread $(TEST_LDLIBS) -o $@
+
+$(OUTPUT)/tests/test_privs: TEST_LDLIBS := -lcap
 
 $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)
@@ -266,3 +273,7 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
+
+# libFuzzer harness of the control protocol's requests (make fuzz)
+FUZZERS += control
+$(FUZZ_OUT)/fuzz_control: tests/fuzz/fuzz_control.c daemon/control.c daemon/loop.c

@@ -248,6 +248,22 @@ void loader_flush(const struct loader *ld)
 	}
 }
 
+int loader_check_access(const struct loader *ld)
+{
+	int fd = bpf_program__fd(ld->skel->progs.flush_stage), err;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
+	struct cs_stats *per = calloc(ld->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+
+	if (!per)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.stats), &zero, per) ? -errno : 0;
+	free(per);
+	if (!err && fd >= 0 && bpf_prog_test_run_opts(fd, &opts) && errno != ENXIO)
+		err = -errno;
+	return err;
+}
+
 static int create_rings(struct loader *ld, size_t ring_bytes)
 {
 	int cpu, fd;

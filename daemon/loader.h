@@ -69,6 +69,10 @@ void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int 
 /* Have every CPU move its staged records to its ring (before a drain that
  * must see all records up to now). */
 void loader_flush(const struct loader *ld);
+/* What the daemon does with its programs and maps once attached (a map
+ * lookup, the flush test-run): 0 when they work with the caller's present
+ * capabilities, else -errno (-EPERM: bpf() needs CAP_BPF here). */
+int loader_check_access(const struct loader *ld);
 /* Sum over the loaded programs; with each, also call fn (may be NULL). */
 void loader_prog_stats(const struct loader *ld, struct loader_prog_stats *sum,
 		       void (*fn)(const struct loader_prog_stats *ps, void *ctx),

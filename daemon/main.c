@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,11 @@
 #include "csv.h"
 #include "event.h"
 #include "kstate.h"
+#include "privs.h"
 #include "loader.h"
 #include "log.h"
 #include "strutil.h"
+#include "loop.h"
 #include "window.h"
 #include "sample.h"
 #include "workload.h"
@@ -61,7 +64,9 @@ struct daemon {
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
 	uint64_t last_recluster_ns, last_kstate_ns;
-	int epfd, sfd, tfd, lfd;
+	struct loop loop;		/* every source: rings, signals, timer, socket, kvref */
+	struct control *ctl;
+	int sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
 	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
@@ -397,6 +402,7 @@ static void print_rejected(const struct wtable_stats *w, FILE *out)
 
 static void print_stats(struct daemon *d, FILE *out)
 {
+	struct control_stats cs;
 	struct loader_prog_stats ps;
 	struct counts c;
 
@@ -425,6 +431,10 @@ static void print_stats(struct daemon *d, FILE *out)
 	fprintf(out, "gpu_records %" PRIu64 "\ncupti_dropped %" PRIu64 "\n",
 		d->gpu_records, d->cupti_dropped);
 	print_rejected(&c.w, out);
+	control_get_stats(d->ctl, &cs);
+	fprintf(out, "control_served %" PRIu64 "\ncontrol_timeouts %" PRIu64 "\ncontrol_denied %"
+		PRIu64 "\ncontrol_busy %" PRIu64 "\ncontrol_too_long %" PRIu64 "\n",
+		cs.served, cs.timeouts, cs.denied, cs.busy, cs.too_long);
 }
 
 static int snap_cmp(const void *a, const void *b)
@@ -688,12 +698,6 @@ static void print_summary(struct daemon *d)
 
 /* ---- the loop ---- */
 
-static int epoll_add(int epfd, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
 
 /* A file that lives beside cachescoped (build folder or install dir). */
 static int beside_me(const char *name, char *path, size_t size)
@@ -709,6 +713,20 @@ static int beside_me(const char *name, char *path, size_t size)
 		*slash = '\0';
 	snprintf(path, size, "%s/%s", exe, name);
 	return 0;
+}
+
+/* A file root runs or hands to other processes must be root's alone. */
+static int check_trusted(const char *path, const char *what)
+{
+	const char *why = NULL;
+	int err = privs_check_file(path, &why);
+
+	if (err == -EPERM)
+		log_err("refusing to %s %s: %s (it must be root's and writable by root alone)",
+			what, path, why);
+	else if (err)
+		log_err("cannot check %s: %s", path, strerror(-err));
+	return err;
 }
 
 /* GPU records come through the CUPTI library's probes, for every process
@@ -729,6 +747,10 @@ static int watch_gpu(struct daemon *d)
 	} else if (beside_me("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK)) {
 		return 0;
 	}
+	/* kvref loads it as root, and so may any process told to */
+	err = check_trusted(path, "load");
+	if (err)
+		return err;
 	err = loader_attach_gpu(&d->ld, path);
 	if (!err) {
 		log_info("watching CUPTI records of every process that loads %s", path);
@@ -737,21 +759,36 @@ static int watch_gpu(struct daemon *d)
 	return err;
 }
 
+static void on_workload(int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+
+	(void)events;
+	wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
+	/* at kvref's eof wl_read closed the pipe: its number is free for
+	 * the next client, so it must leave the loop now */
+	if (d->wl.fd < 0)
+		loop_del(&d->loop, fd);
+}
+
 /* kvref lives beside cachescoped in the build folder or the install dir. */
 static int start_workload(struct daemon *d)
 {
 	bool cuda = d->env.workload_backend && !strcmp(d->env.workload_backend, "cuda");
-	char path[4200];
+	char found[4200], path[PATH_MAX];
 	int err;
 
-	if (beside_me("kvref", path, sizeof(path))) {
+	if (beside_me("kvref", found, sizeof(found))) {
 		log_err("cannot find my own binary: %s", strerror(errno));
 		return -errno;
 	}
-	if (access(path, X_OK)) {
-		log_err("cannot run the workload: %s: %s (build it with make)", path, strerror(errno));
+	if (access(found, X_OK) || !realpath(found, path)) {
+		log_err("cannot run the workload: %s: %s (build it with make)", found, strerror(errno));
 		return -errno;
 	}
+	err = check_trusted(path, "run");
+	if (err)
+		return err;
 	if (cuda && !d->gpu_lib[0]) {
 		log_err("--workload-backend cuda needs the CUPTI library: build it (make, with the CUDA toolkit) or name it with --gpu-lib");
 		return -ENOENT;
@@ -773,10 +810,48 @@ static int start_workload(struct daemon *d)
 		return err;
 	}
 	d->driving = true;
-	err = epoll_add(d->epfd, d->wl.fd);
+	err = loop_add(&d->loop, d->wl.fd, EPOLLIN, on_workload, d);
 	if (err)
 		log_err("cannot watch the workload's output: %s", strerror(-err));
 	return err;
+}
+
+static int check_access(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	return loader_check_access(&d->ld);
+}
+
+/* Everything only root could do is done: programs loaded and attached,
+ * rings mapped, kallsyms read, kvref started.  Keep what the later steps
+ * were measured to need (DESIGN.md, "Privileges"), nothing else. */
+static int drop_privileges(struct daemon *d)
+{
+	cap_value_t keep[3];
+	char names[128];
+	int n = 0, err;
+
+	/* map lookups and the flush test-run every tick: kernels before 6.5
+	 * with unprivileged BPF disabled ask CAP_BPF for every bpf() call */
+	if (privs_probe(check_access, d))
+		keep[n++] = CAP_IS_SUPPORTED(CAP_BPF) ? CAP_BPF : CAP_SYS_ADMIN;
+	/* stopping kvref at the end, whatever user it runs as by then */
+	if (d->driving)
+		keep[n++] = CAP_KILL;
+	/* the CSV renamed into place, the socket bound and removed at exit,
+	 * in a directory whose mode does not let root's uid alone write */
+	if ((d->csv && !privs_dir_writable(d->env.csv_path)) ||
+	    (d->env.socket_path && !privs_dir_writable(d->env.socket_path)))
+		keep[n++] = CAP_DAC_OVERRIDE;
+	err = privs_drop(keep, n);
+	if (err) {
+		log_err("cannot drop privileges: %s", strerror(-err));
+		return err;
+	}
+	privs_names(keep, n, names, sizeof(names));
+	log_info("dropped privileges, no_new_privs set; capabilities kept: %s", names);
+	return 0;
 }
 
 static int setup_rules(struct daemon *d)
@@ -959,45 +1034,52 @@ static void on_tick(struct daemon *d)
 		d->stop = true;
 }
 
+/* ---- the sources of the loop: each its handler ---- */
+
+static void on_rings(int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+
+	(void)fd;
+	(void)events;
+	loader_drain(&d->ld);
+	/* a burst raises the shift before the tick */
+	update_sampling(d, now_ns(CLOCK_MONOTONIC));
+}
+
+static void on_timer(int fd, uint32_t events, void *data)
+{
+	(void)fd;
+	(void)events;
+	on_tick(data);
+}
+
+static void on_signal(int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGUSR1) {
+		analysis_print_clusters(&d->an, stdout);
+		fflush(stdout);
+		return;
+	}
+	log_info("signal %u: stopping", si.ssi_signo);
+	d->stop = true;
+}
+
 static int run_loop(struct daemon *d)
 {
-	struct epoll_event evs[8];
-	int rfd = loader_epoll_fd(&d->ld), n, i;
+	int n;
 
 	while (!d->stop) {
-		n = epoll_wait(d->epfd, evs, 8, -1);
+		n = loop_run_once(&d->loop, -1);
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			log_err("epoll_wait failed: %s", strerror(errno));
-			return -errno;
-		}
-		for (i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
-
-			if (fd == rfd) {
-				loader_drain(&d->ld);
-				/* a burst raises the shift before the tick */
-				update_sampling(d, now_ns(CLOCK_MONOTONIC));
-			} else if (fd == d->tfd) {
-				on_tick(d);
-			} else if (fd == d->sfd) {
-				struct signalfd_siginfo si;
-
-				if (read(d->sfd, &si, sizeof(si)) != sizeof(si))
-					continue;
-				if (si.ssi_signo == SIGUSR1) {
-					analysis_print_clusters(&d->an, stdout);
-					fflush(stdout);
-					continue;
-				}
-				log_info("signal %u: stopping", si.ssi_signo);
-				d->stop = true;
-			} else if (fd == d->lfd) {
-				control_serve(d->lfd, on_command, d);
-			} else if (d->driving && fd == d->wl.fd) {
-				wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
-			}
+			log_err("epoll_wait failed: %s", strerror(-n));
+			return n;
 		}
 	}
 	return 0;
@@ -1019,7 +1101,7 @@ static void finish(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sfd = -1, .tfd = -1, .lfd = -1,
+	struct daemon d = { .loop = { .epfd = -1 }, .sfd = -1, .tfd = -1, .lfd = -1,
 			    .drop_window = UINT64_MAX };
 	uint64_t t0;
 	unsigned int i;
@@ -1082,14 +1164,15 @@ int main(int argc, char **argv)
 		.alive = process_alive,
 	});
 	setup_kstate(&d);
-	d.epfd = epoll_create1(EPOLL_CLOEXEC);
-	err = d.epfd < 0 ? -errno : setup_timer(&d, t0);
+	err = loop_init(&d.loop);
 	if (!err)
-		err = epoll_add(d.epfd, loader_epoll_fd(&d.ld));
+		err = setup_timer(&d, t0);
 	if (!err)
-		err = epoll_add(d.epfd, d.sfd);
+		err = loop_add(&d.loop, loader_epoll_fd(&d.ld), EPOLLIN, on_rings, &d);
 	if (!err)
-		err = epoll_add(d.epfd, d.tfd);
+		err = loop_add(&d.loop, d.sfd, EPOLLIN, on_signal, &d);
+	if (!err)
+		err = loop_add(&d.loop, d.tfd, EPOLLIN, on_timer, &d);
 	if (err) {
 		log_err("cannot set up the event loop: %s", strerror(-err));
 		goto cleanup;
@@ -1102,7 +1185,11 @@ int main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	/* last: a client that finds the socket finds every probe attached */
+	err = drop_privileges(&d);
+	if (err)
+		goto cleanup;
+	/* last: a client that finds the socket finds every probe attached and
+	 * the privileges dropped */
 	if (d.env.socket_path) {
 		d.lfd = control_listen(d.env.socket_path);
 		if (d.lfd < 0) {
@@ -1110,8 +1197,9 @@ int main(int argc, char **argv)
 			socket_error(d.env.socket_path, err);
 			goto cleanup;
 		}
-		err = epoll_add(d.epfd, d.lfd);
-		if (err) {
+		d.ctl = control_new(&d.loop, d.lfd, NULL, on_command, &d);
+		if (!d.ctl) {
+			err = -errno;
 			log_err("cannot set up the event loop: %s", strerror(-err));
 			goto cleanup;
 		}
@@ -1160,9 +1248,9 @@ int main(int argc, char **argv)
 	print_summary(&d);
 cleanup:
 	csv_abort(d.csv);
+	control_free(d.ctl);
 	control_close(d.lfd, d.env.socket_path);
-	if (d.epfd >= 0)
-		close(d.epfd);
+	loop_release(&d.loop);
 	if (d.tfd >= 0)
 		close(d.tfd);
 	if (d.sfd >= 0)

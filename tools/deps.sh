@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-libcmocka-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk"
+libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk"
 
 missing=""
 for p in $PKGS; do

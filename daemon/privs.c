@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Dropping privileges with libcap.  cachescoped stays uid 0 (its CSV, its
+ * socket and /proc/slabinfo are root's, reached by the owner's bits), but
+ * keeps only the capabilities its later steps were measured to need; the
+ * bounding set is cut to them before CAP_SETPCAP goes, so nothing it execs
+ * can get more back.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/securebits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "privs.h"
+
+static int parent_of(const char *path, char *dir, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return snprintf(dir, n, ".") >= (int)n ? -ENAMETOOLONG : 0;
+	if (slash == path)
+		return snprintf(dir, n, "/") >= (int)n ? -ENAMETOOLONG : 0;
+	if ((size_t)(slash - path) >= n)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, slash - path);
+	dir[slash - path] = '\0';
+	return 0;
+}
+
+int privs_check_file(const char *path, const char **why)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (stat(path, &st))
+		return -errno;
+	*why = NULL;
+	if (!S_ISREG(st.st_mode))
+		*why = "not a regular file";
+	else if (st.st_uid != 0 && st.st_uid != geteuid())
+		*why = "not owned by root";
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		*why = "writable by group or others";
+	if (*why)
+		return -EPERM;
+	err = parent_of(path, dir, sizeof(dir));
+	if (err)
+		return err;
+	if (stat(dir, &st))
+		return -errno;
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		*why = "its directory is not owned by root";
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		*why = "its directory is writable by group or others";
+	return *why ? -EPERM : 0;
+}
+
+bool privs_dir_writable(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (parent_of(path, dir, sizeof(dir)) || stat(dir, &st))
+		return false;
+	return (st.st_uid == 0 && (st.st_mode & S_IWUSR)) ||
+	       (st.st_gid == 0 && (st.st_mode & S_IWGRP)) || (st.st_mode & S_IWOTH);
+}
+
+int privs_probe(int (*fn)(void *ctx), void *ctx)
+{
+	cap_t saved = cap_get_proc(), none = NULL;
+	int ret;
+
+	if (!saved)
+		return -errno;
+	none = cap_dup(saved);
+	if (!none || cap_clear_flag(none, CAP_EFFECTIVE) || cap_set_proc(none)) {
+		ret = -errno;
+		goto cleanup;
+	}
+	ret = fn(ctx);
+	if (cap_set_proc(saved))
+		ret = -errno;
+cleanup:
+	cap_free(none);
+	cap_free(saved);
+	return ret;
+}
+
+static bool kept(cap_value_t cap, const cap_value_t *keep, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (keep[i] == cap)
+			return true;
+	return false;
+}
+
+static bool have(cap_t caps, cap_value_t cap, cap_flag_t set)
+{
+	cap_flag_value_t v = CAP_CLEAR;
+
+	return !cap_get_flag(caps, cap, set, &v) && v == CAP_SET;
+}
+
+int privs_drop(const cap_value_t *keep, int n)
+{
+	cap_value_t cap, last = cap_max_bits() - 1, held[CAP_LAST_CAP + 1];
+	cap_t now = cap_get_proc(), caps = NULL;
+	int err = 0, i, m = 0;
+
+	if (!now)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* without CAP_SETPCAP (run with a few capabilities, not as root) the
+	 * bounding set and securebits stay; no_new_privs still holds */
+	if (have(now, CAP_SETPCAP, CAP_EFFECTIVE)) {
+		/* uid 0 gains nothing by exec or setuid, and that cannot be undone */
+		if (cap_set_secbits(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+				    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+				    SECBIT_NO_CAP_AMBIENT_RAISE |
+				    SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)) {
+			err = -errno;
+			goto cleanup;
+		}
+		/* the bounding set first: it needs CAP_SETPCAP, which goes next */
+		for (cap = 0; cap <= last; cap++) {
+			if (!kept(cap, keep, n) && CAP_IS_SUPPORTED(cap) && cap_drop_bound(cap)) {
+				err = -errno;
+				goto cleanup;
+			}
+		}
+	}
+	if (cap_reset_ambient() && errno != EINVAL && errno != EPERM) {
+		err = -errno;
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++)
+		if (have(now, keep[i], CAP_PERMITTED))
+			held[m++] = keep[i];
+	caps = cap_init();
+	if (!caps || (m && (cap_set_flag(caps, CAP_PERMITTED, m, held, CAP_SET) ||
+			    cap_set_flag(caps, CAP_EFFECTIVE, m, held, CAP_SET))) ||
+	    cap_set_proc(caps))
+		err = -errno;
+cleanup:
+	cap_free(caps);
+	cap_free(now);
+	return err;
+}
+
+void privs_names(const cap_value_t *keep, int n, char *buf, size_t size)
+{
+	size_t len = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i++) {
+		char *name = cap_to_name(keep[i]);
+
+		len += snprintf(buf + len, size - len, "%s%s", i ? "," : "", name ? name : "?");
+		cap_free(name);
+	}
+	if (!n)
+		snprintf(buf, size, "none");
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Privileges: what cachescoped keeps once its programs are attached, and
+ * which files root may run or load into other processes.
+ */
+#ifndef CS_PRIVS_H
+#define CS_PRIVS_H
+
+#include <stdbool.h>
+#include <sys/capability.h>
+
+/* Whether root may exec path or hand it to other processes: it must be a
+ * regular file owned by root, not writable by group or others, in a
+ * directory owned by root and not writable by group or others.  0, or
+ * -EPERM with *why saying which (a static string); stat's -errno. */
+int privs_check_file(const char *path, const char **why);
+/* Whether root without capabilities may create and remove names in the
+ * directory of path (its owner bits, or the group's or others'). */
+bool privs_dir_writable(const char *path);
+/* Run fn(ctx) with no effective capability (the permitted set unchanged)
+ * and restore them; fn's return, or -errno when they cannot be changed. */
+int privs_probe(int (*fn)(void *ctx), void *ctx);
+/* Keep only keep[0..n): permitted, effective and bounding sets hold them
+ * alone, inheritable and ambient are empty, securebits stop root from
+ * gaining any by exec or setuid, and no_new_privs is set.  0 or -errno. */
+int privs_drop(const cap_value_t *keep, int n);
+/* "cap_bpf,cap_kill", or "none", for the log. */
+void privs_names(const cap_value_t *keep, int n, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Integration tests of cachescoped as a root service that other users can
+ * reach: the privileges it keeps once it traces, the files it refuses to
+ * run or inject, and its control socket facing slow, greedy or
+ * unprivileged clients.  Needs root; without it every test is skipped.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers/harness.h"
+
+static long ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static unsigned long long status_field(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	unsigned long long v = ~0ull;
+	size_t n = strlen(field);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = strtoull(line + n + 1, NULL, !strncmp(field, "Cap", 3) ? 16 : 10);
+	fclose(f);
+	return v;
+}
+
+static int sock_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Ask req and read the answer to its end; how long it took (ms), or -1
+ * when it did not end within timeout_ms.  The first n - 1 bytes in buf. */
+static long ask(const char *sock, const char *req, char *buf, size_t n, long timeout_ms)
+{
+	long t0 = ms_now(), len = 0;
+	struct pollfd p;
+	int fd = sock_connect(sock);
+	char tmp[8192];
+	ssize_t k;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -1;
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
+		close(fd);
+		return -1;
+	}
+	p.fd = fd;
+	p.events = POLLIN;
+	while (ms_now() - t0 < timeout_ms) {
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		k = read(fd, tmp, sizeof(tmp));
+		if (k <= 0) {
+			close(fd);
+			return ms_now() - t0;
+		}
+		if ((size_t)len < n - 1) {
+			size_t take = len + k < (long)n - 1 ? (size_t)k : n - 1 - len;
+
+			memcpy(buf + len, tmp, take);
+			len += take;
+			buf[len] = '\0';
+		}
+	}
+	close(fd);
+	return -1;
+}
+
+static uint64_t stat_of(const char *stats, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s ", name);
+	p = strstr(stats, key);
+	assert_non_null(p);
+	return strtoull(p + strlen(key), NULL, 10);
+}
+
+static void stop_daemon(struct daemon *d)
+{
+	assert_int_equal(kill(d->pid, SIGTERM), 0);
+	assert_int_equal(daemon_wait(d), 0);
+}
+
+/* Where this kernel's bpf() needs it for map lookups and test runs
+ * (before 6.5, with unprivileged BPF off), CAP_BPF may stay. */
+#define MAY_KEEP (1ull << CAP_BPF)
+
+/* ---- privileges ---- */
+
+static void privs__tracing__capabilities_dropped_no_new_privs(void **state)
+{
+	struct daemon d;
+	unsigned long long eff;
+	char out[4096];
+
+	need_root(state);
+	daemon_start(&d, "privs", 30, NULL);
+	/* the socket answers: it is tracing, and has dropped what it can */
+	eff = status_field(d.pid, "CapEff");
+	assert_int_equal(eff & ~MAY_KEEP, 0);
+	assert_int_equal(status_field(d.pid, "CapPrm"), eff);
+	assert_int_equal(status_field(d.pid, "CapBnd"), eff);
+	assert_int_equal(status_field(d.pid, "CapAmb"), 0);
+	assert_int_equal(status_field(d.pid, "NoNewPrivs"), 1);
+	/* and still does its work: rings, maps, the flush, its CSV */
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 2000) >= 0);
+	assert_true(stat_of(out, "consumed") > 0);
+	stop_daemon(&d);
+	check_summary(&d, false);
+	assert_int_equal(access(d.csv, F_OK), 0);
+	assert_int_equal(access(d.sock, F_OK), -1);
+}
+
+static void privs__workload__keeps_only_cap_kill(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	struct daemon d;
+
+	need_root(state);
+	daemon_start(&d, "privs-wl", 30, extra);
+	assert_int_equal(status_field(d.pid, "CapEff") & ~MAY_KEEP, 1ull << CAP_KILL);
+	assert_int_equal(status_field(d.pid, "NoNewPrivs"), 1);
+	/* it still stops kvref and scores it */
+	stop_daemon(&d);
+	assert_true(count_in_file(d.out, "score: ") > 0);
+}
+
+/* A copy of cachescoped in dir, with file beside it (copied from the build). */
+static void install(const char *dir, const char *file)
+{
+	char cmd[1200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -m 0755 %s && cp %s/cachescoped %s/%s %s/",
+		 dir, dir, build, build, file, dir);
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
+}
+
+static void expect_refused(const char *cmd, const char *what, const char *why)
+{
+	char out[2048];
+
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, what));
+	assert_non_null(strstr(out, why));
+}
+
+static void privs__untrusted_kvref__refused_one_line(void **state)
+{
+	char dir[300], path[400], cmd[1200];
+
+	need_root(state);
+	snprintf(dir, sizeof(dir), "%s/inst-kvref", tmpdir);
+	snprintf(path, sizeof(path), "%s/kvref", dir);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --workload normal --duration 6 --socket none "
+		 "--top 0 2>&1 >/dev/null", dir);
+
+	install(dir, "kvref");
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	expect_refused(cmd, "refusing to run", "not owned by root");
+
+	install(dir, "kvref");
+	assert_int_equal(chmod(path, 0757), 0);
+	expect_refused(cmd, "refusing to run", "writable by group or others");
+
+	install(dir, "kvref");
+	assert_int_equal(chmod(dir, 0777), 0);
+	expect_refused(cmd, "refusing to run", "its directory is writable by group or others");
+}
+
+static void privs__untrusted_cupti_library__refused_one_line(void **state)
+{
+	char dir[300], lib[400], cmd[1200];
+
+	need_root(state);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
+	if (access(lib, R_OK))
+		skip();		/* built where the CUDA toolkit is */
+	snprintf(dir, sizeof(dir), "%s/inst-cupti", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", dir);
+
+	/* the one beside cachescoped, world-writable */
+	install(dir, "libcachescope_cupti.so");
+	assert_int_equal(chmod(lib, 0666), 0);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 2 --socket none --top 0 2>&1 >/dev/null",
+		 dir);
+	expect_refused(cmd, "refusing to load", "writable by group or others");
+
+	/* named with --gpu-lib, someone else's */
+	install(dir, "libcachescope_cupti.so");
+	assert_int_equal(chown(lib, 65534, 65534), 0);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 2 --socket none --top 0 --gpu-lib %s "
+		 "2>&1 >/dev/null", build, lib);
+	expect_refused(cmd, "refusing to load", "not owned by root");
+}
+
+/* ---- the control socket ---- */
+
+/* A child that sends one byte every 190 ms.  To fd out it writes 0 once
+ * connected, then how long it lasted (ms) once the daemon drops it, or -1
+ * after 20 s. */
+static pid_t trickler(const char *sock, int out)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		long t0 = ms_now(), took = -1, started = 0;
+		int fd = sock_connect(sock);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char c;
+
+		/* connected, and its first byte sent */
+		if (fd < 0 || send(fd, "s", 1, MSG_NOSIGNAL) < 0 ||
+		    write(out, &started, sizeof(started)) != sizeof(started))
+			_exit(1);
+		while (fd >= 0 && ms_now() - t0 < 20000) {
+			if (send(fd, "s", 1, MSG_NOSIGNAL) < 0 ||
+			    (poll(&p, 1, 190) > 0 && read(fd, &c, 1) <= 0)) {
+				took = ms_now() - t0;
+				break;
+			}
+		}
+		_exit(write(out, &took, sizeof(took)) == sizeof(took) ? 0 : 1);
+	}
+	return pid;
+}
+
+static void control__trickling_client__others_answered_ingest_goes_on(void **state)
+{
+	char out[4096];
+	struct daemon d;
+	uint64_t w1, w2;
+	long took = 0;
+	int p[2], st;
+	pid_t t;
+
+	need_root(state);
+	daemon_start(&d, "trickle", 60, NULL);
+	assert_int_equal(pipe(p), 0);
+	t = trickler(d.sock, p[1]);
+	close(p[1]);
+	assert_int_equal(read(p[0], &took, sizeof(took)), sizeof(took));
+	assert_int_equal(took, 0);
+	/* while it trickles, others are answered at once, twice, and the
+	 * windows still close between */
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	w1 = stat_of(out, "windows");
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	while ((w2 = stat_of(out, "windows")) == w1)
+		assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	/* its request deadline (2 s) drops it, long before its 256 bytes */
+	assert_int_equal(read(p[0], &took, sizeof(took)), sizeof(took));
+	assert_int_equal(waitpid(t, &st, 0), t);
+	close(p[0]);
+	assert_true(took > 0 && took < 6000);
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	assert_true(stat_of(out, "control_timeouts") >= 1);
+	assert_true(w2 > w1);
+	stop_daemon(&d);
+}
+
+static void control__unread_large_reply__other_client_answered(void **state)
+{
+	const char *extra[] = { "--window-ms", "1000", NULL };
+	char big[256], out[4096];
+	struct daemon d;
+	pid_t storm;
+	long t0, len = 0;
+	int a, st;
+
+	need_root(state);
+	harness_exact_keys = true;	/* every short process its own keys */
+	daemon_start(&d, "unread", 60, extra);
+	harness_exact_keys = false;
+	storm = fork();
+	assert_true(storm >= 0);
+	if (!storm) {
+		execl("/bin/sh", "sh", "-c", "end=$(($(date +%s) + 20)); "
+		      "while [ $(date +%s) -lt $end ]; do /bin/true; done", (char *)NULL);
+		_exit(127);
+	}
+	/* wait until a window holds a reply far larger than a socket buffer */
+	for (t0 = ms_now(); ms_now() - t0 < 15000 && len < 400000;) {
+		int fd = sock_connect(d.sock);
+		char tmp[65536];
+		ssize_t k;
+
+		assert_true(fd >= 0);
+		assert_int_equal(send(fd, "top 1000000\n", 12, MSG_NOSIGNAL), 12);
+		for (len = 0; (k = read(fd, tmp, sizeof(tmp))) > 0;)
+			len += k;
+		close(fd);
+	}
+	assert_true(len >= 400000);
+	/* one asks for it and never reads; another is answered all the same */
+	a = sock_connect(d.sock);
+	assert_true(a >= 0);
+	assert_int_equal(send(a, "top 1000000\n", 12, MSG_NOSIGNAL), 12);
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	assert_non_null(strstr(out, "produced "));
+	assert_true(ask(d.sock, "clusters\n", big, sizeof(big), 1000) >= 0);
+	assert_non_null(strstr(big, "clusters: "));
+	kill(storm, SIGKILL);
+	waitpid(storm, &st, 0);
+	close(a);
+	stop_daemon(&d);
+}
+
+static void control__unprivileged_peer__permission_denied(void **state)
+{
+	char got[256] = "", out[4096];
+	struct daemon d;
+	int p[2], st;
+	ssize_t k;
+	pid_t pid;
+
+	need_root(state);
+	daemon_start(&d, "peer", 60, NULL);
+	/* the file's mode would let anyone in: SO_PEERCRED must not */
+	assert_int_equal(chmod(tmpdir, 0711), 0);
+	assert_int_equal(chmod(d.sock, 0666), 0);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		char buf[256];
+		int fd, n = 0;
+
+		close(p[0]);
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		fd = sock_connect(d.sock);
+		if (fd < 0)
+			_exit(3);
+		send(fd, "stats\n", 6, MSG_NOSIGNAL);	/* refused maybe before */
+		while (n < (int)sizeof(buf) - 1 && (k = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+			n += k;
+		_exit(write(p[1], buf, n) == n ? 0 : 4);
+	}
+	close(p[1]);
+	k = read(p[0], got, sizeof(got) - 1);
+	got[k > 0 ? k : 0] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	chmod(tmpdir, 0700);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_string_equal(got, "permission denied\n");
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	assert_int_equal(stat_of(out, "control_denied"), 1);
+	stop_daemon(&d);
+}
+
+/* kvref stops 2 s before the daemon; its pipe's fd number, closed at its
+ * eof, is the next client's: that client must still be answered. */
+static void control__after_workload_exits__clients_answered(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	char cmd[64], out[4096];
+	struct daemon d;
+	long t0;
+
+	need_root(state);
+	daemon_start(&d, "wl-exit", 7, extra);
+	snprintf(cmd, sizeof(cmd), "pgrep -P %d -x kvref >/dev/null", d.pid);
+	for (t0 = ms_now(); ms_now() - t0 < 15000 && !run_cmd(cmd, NULL, 0);)
+		sleep_ms(20);
+	/* the daemon goes on for a second after kvref's end */
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	assert_non_null(strstr(out, "produced "));
+	assert_int_equal(daemon_wait(&d), 0);
+}
+
+static void control__overlong_request__refused(void **state)
+{
+	char req[1001], out[4096];
+	struct daemon d;
+
+	need_root(state);
+	daemon_start(&d, "long", 60, NULL);
+	memset(req, 'a', sizeof(req) - 2);
+	req[sizeof(req) - 2] = '\n';
+	req[sizeof(req) - 1] = '\0';
+	assert_true(ask(d.sock, req, out, sizeof(out), 1000) >= 0);
+	assert_string_equal(out, "error: request too long (at most 256 bytes)\n");
+	assert_true(ask(d.sock, "stats\n", out, sizeof(out), 1000) >= 0);
+	assert_int_equal(stat_of(out, "control_too_long"), 1);
+	stop_daemon(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(privs__tracing__capabilities_dropped_no_new_privs),
+		cmocka_unit_test(privs__workload__keeps_only_cap_kill),
+		cmocka_unit_test(privs__untrusted_kvref__refused_one_line),
+		cmocka_unit_test(privs__untrusted_cupti_library__refused_one_line),
+		cmocka_unit_test(control__trickling_client__others_answered_ingest_goes_on),
+		cmocka_unit_test(control__unread_large_reply__other_client_answered),
+		cmocka_unit_test(control__unprivileged_peer__permission_denied),
+		cmocka_unit_test(control__overlong_request__refused),
+		cmocka_unit_test(control__after_workload_exits__clients_answered),
+	};
+
+	return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
+}
