@@ -24,11 +24,13 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... with at least this many pages refaulted over the recent 32 windows ..." },
 	[R_THRASH_MIN_SPAN_S] = { "thrash_min_span_s", 1.0,
 		"... spread over at least this many seconds, with pages that come back soon: ..." },
+	[R_THRASH_MAX_QUIET_S] = { "thrash_max_quiet_s", 1.0,
+		"... the last of them at most this long ago (thrashing still, not a second ago) ..." },
 	[R_THRASH_MIN_REPEAT_SHARE] = { "thrash_min_repeat_share", 0.25,
 		"... this share of them back a second time or more (kv: within a pool's worth of evictions), or ..." },
 	[R_THRASH_NEAR_SHARE] = { "thrash_near_share", 0.25,
 		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; else a cold re-read" },
-	[R_FS_MAX_LOCALITY] = { "false_sharing_max_locality", 0.3,
+	[R_FS_MAX_LOCALITY] = { "false_sharing_max_locality", 0.2,
 		"frees on the allocating CPU / frees over the key's last 10 windows below this ..." },
 	[R_FS_MIN_SAME_SIZE] = { "false_sharing_min_same_size", 0.92,
 		"... with this share of allocs of one size ..." },
@@ -256,7 +258,8 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	bool back = repeat >= t[R_THRASH_MIN_REPEAT_SHARE] || near;
 
 	if (e->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
-	    e->refault_span_s >= t[R_THRASH_MIN_SPAN_S] && back) {
+	    e->refault_span_s >= t[R_THRASH_MIN_SPAN_S] &&
+	    e->refault_quiet_s <= t[R_THRASH_MAX_QUIET_S] && back) {
 		snprintf(reason, n, "thrash: %s %llu of %llu inserted pages refaulted (%.0f%%); %llu refaulted over %.1f s, %.0f%% of them back a second time or more; median refault distance %llu evictions",
 			 key, (unsigned long long)e->refault_pages,
 			 (unsigned long long)e->page_adds, 100 * e->refault_share,

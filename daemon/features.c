@@ -67,6 +67,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.recent_repeat_pages = r->recent_repeat_pages;
 	e.refault_windows = r->refault_windows;
 	e.refault_span_s = r->refault_span_s;
+	e.refault_quiet_s = r->refault_quiet_s;
 	e.page_adds = s->page_adds;
 	e.page_dels = s->page_dels;
 	e.refaults = s->refaults;

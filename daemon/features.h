@@ -69,6 +69,7 @@ struct evidence {
 	uint64_t recent_page_adds, recent_refault_pages, recent_repeat_pages;
 	uint32_t refault_windows;
 	double refault_span_s;
+	double refault_quiet_s;		/* since the last window with refaults */
 	/* the process's GPU work in the same window (the host-GPU join) */
 	uint64_t gpu_kernel_ns, gpu_kv_kernel_ns, gpu_copy_bytes;
 };

@@ -488,8 +488,10 @@ static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 		if (th->win[i] > last)
 			last = th->win[i];
 	}
-	if (r->refault_windows)
+	if (r->refault_windows) {
 		r->refault_span_s = (double)((last - first + 1) * wt->window_ns) / 1e9;
+		r->refault_quiet_s = (double)((r->window - last) * wt->window_ns) / 1e9;
+	}
 }
 
 /* Record the key's live count at the end of window w and derive the

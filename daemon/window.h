@@ -191,6 +191,7 @@ struct wrow {
 	uint64_t recent_page_adds, recent_refault_pages, recent_repeat_pages;
 	uint32_t refault_windows;	/* of them, windows with refaults */
 	double refault_span_s;	/* first to last such window */
+	double refault_quiet_s;	/* since the last such window */
 	/* what the same process did on the GPU in this window (any key) */
 	uint64_t tgid_gpu_kernel_ns, tgid_gpu_kv_kernel_ns, tgid_gpu_copy_bytes;
 };

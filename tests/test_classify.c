@@ -127,7 +127,15 @@ static void classify__refaults_repeat_for_seconds__thrash_with_numbers(void **st
 	e.refault_pages = 0;
 	e.repeat_pages = 0;
 	e.refault_share = 0;
+	e.refault_quiet_s = 0.4;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
+	assert_int_equal(label(DOM_KV, "kv-pool"), LABEL_THRASH);
+	/* the refaults stopped 1.5 s ago: it thrashed, it does not now (a
+	 * pool after its thrashing phase, the file's history still full) */
+	e.refault_quiet_s = 1.5;
+	assert_int_equal(label(DOM_KV, "kv-pool"), LABEL_NORMAL);
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
+	e.refault_quiet_s = 0;
 	/* a few refaults in a large insert stream are not thrash */
 	thrashing_file();
 	e.recent_page_adds = 60000;
