@@ -2,7 +2,9 @@
 #
 #   make          build everything into build/
 #   make deps     install missing Debian packages (as root)
-#   make test     deps, build, then every test
+#   make test     deps, build, then every test, and the unit tests again
+#                 under ASan+UBSan (built into build-asan/)
+#   make unit-asan  only the unit tests under ASan+UBSan
 #   make run      deps, build, then the demo (BACKEND=cuda: kvref on the GPU)
 #   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 
@@ -77,7 +79,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit integration run vmlinux clean check-arch
+.PHONY: all deps test unit unit-bins unit-asan integration run vmlinux clean check-arch
 
 all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
 	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
@@ -216,8 +218,20 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
 		-Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h -x c++ $< -o $@
 
-unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels
+unit-bins: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(filter %/test_cupti,$(CUPTI_BINS))
+
+unit: unit-bins
 	$(Q)./tests/run.sh unit
+
+# ---- the unit tests again under ASan+UBSan, in their own build folder ----
+# (no BPF object, no CUDA .so there); any sanitizer report fails the test.
+SAN_OUTPUT := build-asan
+SAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+
+unit-asan:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) CFLAGS='$(SAN_CFLAGS)' unit-bins
+	$(Q)CS_BUILD=$(SAN_OUTPUT) ./tests/run.sh unit
 
 integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload
 	$(Q)./tests/run.sh integration
@@ -226,7 +240,8 @@ integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload
 # before make can even compile
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./tests/run.sh all
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) CFLAGS='$(SAN_CFLAGS)' unit-bins
+	$(Q)CS_SAN_BUILD=$(SAN_OUTPUT) ./tests/run.sh all
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -234,6 +249,6 @@ run: deps
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT)
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
