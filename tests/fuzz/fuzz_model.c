@@ -2,7 +2,12 @@
 /*
  * libFuzzer harness: kvref's llama2.c checkpoint reader (model_load,
  * tools/kvref/model.c).  The input is the file, written to a memfd and
- * loaded through /proc/self/fd.  model_load must either refuse it with
+ * loaded through /proc/self/fd; or, when its first byte is 'P', a header
+ * (the next 28 bytes) whose weights the harness pads to the size it computes
+ * itself from llama2.c's layout (up to 1 Mi floats, the input's remaining
+ * bytes repeated), so that every shape kv_config_check allows is loaded and
+ * run, and the two size computations must agree.  model_load must either
+ * refuse it with
  * -EINVAL, leaving the model as it was, or accept a header that passes
  * kv_config_check and a size that is exactly the header's (28 bytes + the
  * weights): then every weight array must lie inside the floats read, and a
@@ -10,6 +15,7 @@
  * must stay in bounds.  abort() on a violation; ASan catches the reads.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,6 +32,8 @@
 
 /* a forward pass this big costs too much per input */
 #define FORWARD_MAX_FLOATS (1u << 20)
+/* the padded form writes at most this many */
+#define PAD_MAX_FLOATS (1u << 18)
 
 static int fd = -1;
 static char path[64];
@@ -89,10 +97,66 @@ static void forward(const struct kv_model *m)
 	kv_cache_free(kc);
 }
 
+/* llama2.c's layout, counted here independently of model.c */
+static uint64_t file_floats(const struct kv_config *c, bool shared)
+{
+	uint64_t dim = (uint64_t)c->dim, hs = dim / (uint64_t)c->n_heads;
+	uint64_t kvd = hs * (uint64_t)c->n_kv_heads, L = (uint64_t)c->n_layers;
+
+	return (uint64_t)c->vocab_size * dim * (shared ? 1 : 2) +
+	       L * (2 * dim + 2 * dim * dim + 2 * dim * kvd + 3 * dim * (uint64_t)c->hidden_dim) +
+	       dim + (uint64_t)c->seq_len * hs;
+}
+
+/* The padded form: header, then floats to the size the header implies.
+ * Returns the file's size, or 0 when the header is not one to pad. */
+static size_t pad_file(const uint8_t *data, size_t size)
+{
+	struct kv_config c, c0;
+	const uint8_t *fill = data + 1 + sizeof(c);
+	size_t nfill, bytes;
+	uint64_t n, i;
+	bool shared;
+	float *w;
+
+	if (size < 1 + sizeof(c))
+		return 0;
+	nfill = size - 1 - sizeof(c);
+	memcpy(&c, data + 1, sizeof(c));
+	c0 = c;
+	shared = c.vocab_size > 0;
+	if (c.vocab_size == INT32_MIN)
+		return 0;
+	c.vocab_size = abs(c.vocab_size);
+	if (kv_config_check(&c))
+		return 0;
+	n = file_floats(&c, shared);
+	if (n > PAD_MAX_FLOATS)
+		return 0;
+	bytes = (size_t)n * sizeof(float);
+	w = malloc(bytes ? bytes : 1);
+	CHECK(w);
+	for (i = 0; i < n; i++) {
+		/* weights from the input, finite so that the pass is defined */
+		w[i] = 0;
+		if (nfill >= sizeof(float))
+			memcpy(&w[i], fill + (i * sizeof(float)) % (nfill - nfill % sizeof(float)),
+			       sizeof(float));
+		if (!isfinite(w[i]))
+			w[i] = 0;
+	}
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(pwrite(fd, &c0, sizeof(c0), 0) == (ssize_t)sizeof(c0));
+	CHECK(pwrite(fd, w, bytes, sizeof(c0)) == (ssize_t)bytes);
+	free(w);
+	return sizeof(c) + bytes;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kv_model m, before;
 	int32_t file_vocab = 0;
+	size_t padded = 0;
 	int err;
 
 	if (fd < 0) {
@@ -100,16 +164,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(fd >= 0);
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
-	CHECK(ftruncate(fd, 0) == 0);
-	CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
-	if (size >= 6 * sizeof(int32_t) + sizeof(file_vocab))
-		memcpy(&file_vocab, data + 5 * sizeof(int32_t), sizeof(file_vocab));
+	if (size && data[0] == 'P')
+		padded = pad_file(data, size);
+	if (padded) {
+		memcpy(&file_vocab, data + 1 + 5 * sizeof(int32_t), sizeof(file_vocab));
+		size = padded;
+	} else {
+		CHECK(ftruncate(fd, 0) == 0);
+		CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
+		if (size >= 6 * sizeof(int32_t) + sizeof(file_vocab))
+			memcpy(&file_vocab, data + 5 * sizeof(int32_t), sizeof(file_vocab));
+	}
 
 	memset(&m, 0xa5, sizeof(m));
 	before = m;
 	err = model_load(&m, path);
 	if (err) {
 		CHECK(err == -EINVAL);
+		CHECK(!padded);		/* the two layouts agree */
 		CHECK(!memcmp(&m, &before, sizeof(m)));	/* written only on success */
 		return 0;
 	}
