@@ -11,8 +11,10 @@
  * valid sets, and ids are folded into small sets so that keys collide, so
  * most inputs exercise the table rather than the decoder.  Timestamps are
  * deltas (forward within a window, back into closed windows, or jumps of
- * many windows, so that the periodic sweep runs), the span bounded.  One
- * record in sixteen goes in raw, to exercise the decoder's rejections.
+ * many windows, so that the periodic sweep runs), the span bounded; after
+ * one record in 64 the daemon's tick closes the windows that ended 2 ms
+ * before.  One record in sixteen goes in raw, to exercise the
+ * decoder's rejections.
  *
  * The kv and gpu records carry values of user space (USDT arguments of any
  * process) and go in unbounded; -DFUZZ_INGEST_BOUND_USDT bounds the pool
@@ -47,6 +49,7 @@
 #include "../../daemon/window.h"
 
 #define T0_NS 1000000000000ull
+#define TICK_SLACK_NS 2000000ull	/* main.c's */
 #define MAX_SPAN_WINDOWS 2048	/* reaches the sweep's minute of idleness at 100 ms */
 #define HEAP_MAX (256ull << 20)
 #define N_CACHES 8	/* slab ids: 4 kmalloc sizes, 4 cache pointers */
@@ -398,6 +401,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(wtable_add(r.wt, &e) == 0);
 		model_add(&r.m, &e);
 		check_table(&r);
+		/* one record in 64 is followed by the daemon's tick, which closes
+		 * the windows that ended TICK_SLACK_NS (main.c) before now */
+		if (!(raw.pid & 0x3f)) {
+			wtable_close_until(r.wt, clock - TICK_SLACK_NS);
+			check_table(&r);
+		}
 	}
 	wtable_close_all(r.wt);
 	check_table(&r);
