@@ -36,7 +36,8 @@
  * - rows come in window order, each feature in [0, 1], a known label, a
  *   NUL-terminated reason; the history stays within history_max; a
  *   clustering gives sizes + noise = vectors;
- * - heap in use stays under 256 MiB (a record must not size an allocation).
+ * - the heap grows by under 256 MiB within an input (a record must not size
+ *   an allocation).
  */
 #include <errno.h>
 #include <math.h>
