@@ -2,7 +2,11 @@
 #
 #   make          build everything into build/
 #   make deps     install missing Debian packages (as root)
-#   make test     deps, build, then every test
+#   make test     deps, build, then every test, and the unit tests again
+#                 under ASan+UBSan (built into build-asan/)
+#   make unit-asan  only the unit tests under ASan+UBSan
+#   make fuzz     build the libFuzzer harnesses of tests/fuzz/ into build-fuzz/
+#                 and run each FUZZ_TIME seconds (default 60) on its seeds
 #   make run      deps, build, then the demo (BACKEND=cuda: kvref on the GPU)
 #   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 
@@ -78,7 +82,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit integration run vmlinux clean check-arch
+.PHONY: all deps test unit unit-bins unit-asan fuzz fuzz-bins integration run vmlinux \
+	clean check-arch
 
 all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
 	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
@@ -237,8 +242,53 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
 		-Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h -x c++ $< -o $@
 
-# ---- fuzz harnesses of the GPU/KV paths (make fuzz builds and runs FUZZERS) ----
-FUZZ_OUT ?= $(OUTPUT)/fuzz
+unit-bins: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(filter %/test_cupti,$(CUPTI_BINS)) $(OUTPUT)/kvref
+
+unit: unit-bins
+	$(Q)./tests/run.sh unit
+
+# ---- the unit tests again under ASan+UBSan, in their own build folder ----
+# (no BPF object, no CUDA .so there); any sanitizer report fails the test.
+SAN_OUTPUT := build-asan
+SAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+
+unit-asan:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) CFLAGS='$(SAN_CFLAGS)' unit-bins
+	$(Q)CS_BUILD=$(SAN_OUTPUT) ./tests/run.sh unit
+
+# ---- fuzzing: libFuzzer harnesses, tests/fuzz/fuzz_<name>.c ----
+# Each harness is built with clang into its own folder; add one with
+#   FUZZERS += <name>
+#   $(FUZZ_OUT)/fuzz_<name>: tests/fuzz/fuzz_<name>.c <the sources it tests>
+#   FUZZ_EXTRA_fuzz_<name> := <extra compiler/linker flags>     (optional)
+# and seeds in tests/fuzz/corpus/<name>/.  'make fuzz' runs each for
+# FUZZ_TIME seconds (make fuzz FUZZ_TIME=10 for a quick pass), see
+# tests/fuzz/README.md.
+FUZZ_OUT ?= build-fuzz
+FUZZ_TIME ?= 60
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ibpf -I.
+FUZZ_HDRS := $(wildcard bpf/*.h daemon/*.h cluster/*.h tools/kvref/*.h cuda/*.h tests/fuzz/*.h)
+FUZZERS :=
+
+FUZZERS += ingest
+$(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c daemon/window.c \
+	daemon/features.c daemon/classify.c daemon/analysis.c cluster/dbscan.c
+FUZZ_EXTRA_fuzz_ingest := -lm
+
+FUZZERS += args
+$(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c
+
+FUZZERS += rules
+$(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c
+FUZZ_EXTRA_fuzz_rules := -lm
+
+FUZZERS += model
+$(FUZZ_OUT)/fuzz_model: tests/fuzz/fuzz_model.c tools/kvref/model.c tools/kvref/kvcache.c
+FUZZ_EXTRA_fuzz_model := -lm -lpthread
+
 # the CUPTI library's record handler and KV-name matcher; no CUPTI call
 # that needs a driver is made, so no --wrap: -lcupti only resolves them
 ifneq ($(HAVE_CUPTI),)
@@ -252,8 +302,17 @@ FUZZERS += usdt
 $(FUZZ_OUT)/fuzz_usdt: tests/fuzz/fuzz_usdt.c daemon/window.c
 FUZZ_EXTRA_fuzz_usdt := -D_GNU_SOURCE -lm
 
-unit: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/kvref
-	$(Q)./tests/run.sh unit
+FUZZ_BINS = $(FUZZERS:%=$(FUZZ_OUT)/fuzz_%)
+
+$(FUZZ_OUT)/fuzz_%: $(FUZZ_HDRS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) $(FUZZ_EXTRA_$(@F)) -o $@
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz: fuzz-bins
+	$(Q)./tests/fuzz/run.sh $(FUZZ_OUT) $(FUZZ_TIME) $(FUZZERS)
 
 integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload
 	$(Q)./tests/run.sh integration
@@ -262,7 +321,8 @@ integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload
 # before make can even compile
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./tests/run.sh all
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) CFLAGS='$(SAN_CFLAGS)' unit-bins
+	$(Q)CS_SAN_BUILD=$(SAN_OUTPUT) ./tests/run.sh all
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -270,7 +330,7 @@ run: deps
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) $(FUZZ_OUT)
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
 

@@ -110,7 +110,8 @@ static int grid_build(struct analysis *a)
 		a->cores[a->ncores].cell = grid_pack(c);
 		a->cores[a->ncores++].idx = i;
 	}
-	qsort(a->cores, a->ncores, sizeof(*a->cores), core_cmp);
+	if (a->ncores)	/* no cores: a->cores is NULL, which qsort must not get */
+		qsort(a->cores, a->ncores, sizeof(*a->cores), core_cmp);
 	a->grid_ok = true;
 	return 0;
 }

@@ -2,7 +2,10 @@
 /*
  * Command line of cachescoped.  argp runs with ARGP_NO_EXIT so that a bad
  * option comes back as an error code (and so can be tested), and every
- * number goes through one checked strtol.
+ * number goes through one checked strtol.  It also runs with ARGP_NO_HELP:
+ * --help, --usage and --version are options of ours, because argp's own set brings two
+ * hidden ones, --HANG (sleep for an hour) and --program-name (rename us in
+ * every message), that a daemon must not have.
  */
 #include <argp.h>
 #include <errno.h>
@@ -51,7 +54,11 @@ enum {
 	OPT_FOLD_MS,
 	OPT_SAMPLE,
 	OPT_SAMPLE_BUDGET,
+	OPT_USAGE,
 };
+
+/* parse_opt's "help was printed": ends the parse, args_parse returns 1 */
+#define HELP_PRINTED ECANCELED
 
 static const struct argp_option options[] = {
 	{ "duration", 'd', "SEC", 0, "Run SEC seconds, then exit 0 (default: until SIGINT/SIGTERM)", 0 },
@@ -81,6 +88,9 @@ static const struct argp_option options[] = {
 	{ "gpu-lib", OPT_GPU_LIB, "PATH", 0, "Watch the CUPTI records of every process that loads this libcachescope_cupti.so (default: the one beside cachescoped, if any; 'none' for none)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
+	{ "help", '?', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print program version", -1 },
 	{ 0 },
 };
 
@@ -281,6 +291,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env->verbose++;
 		return 0;
+	case '?':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		return HELP_PRINTED;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE);
+		return HELP_PRINTED;
+	case 'V':
+		printf("%s\n", argp_program_version);
+		return HELP_PRINTED;
 	case ARGP_KEY_ARG:
 		fprintf(stderr, "cachescoped: unexpected argument '%s'\n", arg);
 		return EINVAL;
@@ -303,11 +322,13 @@ int args_parse(int argc, char **argv, struct env *env)
 		    !strcmp(argv[i], "--usage") || !strcmp(argv[i], "-V") ||
 		    !strcmp(argv[i], "--version")) {
 			argp_parse(&argp, 2, (char *[]){ argv[0], argv[i], NULL },
-				   ARGP_NO_EXIT, NULL, env);
+				   ARGP_NO_EXIT | ARGP_NO_HELP, NULL, env);
 			return 1;
 		}
 	}
-	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, env);
+	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT | ARGP_NO_HELP, &idx, env);
+	if (err == HELP_PRINTED)
+		return 1;	/* an abbreviation: --he, --us */
 	if (err)
 		return -EINVAL;
 	if (env->workload_backend && !env->workload) {

@@ -131,17 +131,20 @@ int rules_set(struct rules *r, const char *assignment)
 	return -ENOENT;
 }
 
+/* Lines of any length (a long comment is one line); a NUL ends a line. */
 int rules_load(struct rules *r, const char *path, int *bad_line)
 {
-	char line[256], *s;
-	int n = 0, err;
+	char *line = NULL, *s;
+	size_t cap = 0;
+	int n = 0, err = 0;
 	FILE *f;
 
 	*bad_line = 0;
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	errno = 0;
+	while (getline(&line, &cap, f) >= 0) {
 		n++;
 		line[strcspn(line, "#\n")] = '\0';
 		s = trim(line);
@@ -150,12 +153,15 @@ int rules_load(struct rules *r, const char *path, int *bad_line)
 		err = rules_set(r, s);
 		if (err) {
 			*bad_line = n;
-			fclose(f);
-			return err;
+			goto cleanup;
 		}
 	}
+	if (ferror(f))	/* errno is the failed read's (a directory: EISDIR) */
+		err = errno ? -errno : -EIO;
+cleanup:
+	free(line);
 	fclose(f);
-	return 0;
+	return err;
 }
 
 static void fmt_ns(char *buf, size_t n, uint64_t ns)

@@ -85,7 +85,8 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	 * tracepoint saw have no CPU and do not count */
 	v.raw[FEAT_LOCALITY] = s->same_cpu_frees + s->remote_frees ?
 		(double)s->same_cpu_frees / (s->same_cpu_frees + s->remote_frees) : 1.0;
-	v.raw[FEAT_NUMA] = (double)s->cross_numa / ops;
+	/* a window of no operation can still be a vector (old objects rising) */
+	v.raw[FEAT_NUMA] = ops ? (double)s->cross_numa / ops : 0;
 
 	v.v[FEAT_FREQ] = clamp01(log10(1 + v.raw[FEAT_FREQ]) / log10(1 + FEAT_FREQ_MAX_OPS_S));
 	v.v[FEAT_HOT] = clamp01(v.raw[FEAT_HOT]);

@@ -2,21 +2,36 @@
 # Run the test binaries of one kind (unit, integration or all), show each
 # runner's own result lines, and end with one total line.  Exits non-zero
 # when any test failed or a runner died without a summary.
+#
+# CS_BUILD: the build folder (default build).  CS_SAN_BUILD: a second build
+# folder whose unit tests were built with sanitizers (make test sets it to
+# build-asan); its unit tests run after the others, with CS_BUILD pointing
+# there, and count in the same total line.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=${CS_BUILD:-build}
-export CS_BUILD="$B"
+S=${CS_SAN_BUILD:-}
 
-unit="$B/tests/test_args $B/tests/test_csv $B/tests/test_event $B/tests/test_control $B/tests/test_privs $B/tests/test_window $B/tests/test_kstate $B/tests/test_dbscan $B/tests/test_features $B/tests/test_classify $B/tests/test_analysis $B/tests/test_kvref $B/tests/test_kvref_kernels $B/tests/test_sample $B/tests/test_strutil"
+unit_of() {
+	u="$1/tests/test_args $1/tests/test_csv $1/tests/test_event $1/tests/test_control $1/tests/test_privs $1/tests/test_window $1/tests/test_kstate $1/tests/test_dbscan $1/tests/test_features $1/tests/test_classify $1/tests/test_analysis $1/tests/test_kvref $1/tests/test_kvref_kernels $1/tests/test_sample $1/tests/test_strutil"
+	# the CUPTI tests are built where the CUDA toolkit is
+	[ ! -e /usr/local/cuda/include/cupti.h ] || u="$u $1/tests/test_cupti"
+	echo "$u"
+}
+unit=$(unit_of "$B")
 integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening"
-# the CUPTI tests are built where the CUDA toolkit is
-[ ! -e /usr/local/cuda/include/cupti.h ] || unit="$unit $B/tests/test_cupti"
 case "${1:-all}" in
 unit) bins=$unit ;;
 integration) bins=$integration ;;
 all) bins="$unit $integration" ;;
 *) echo "usage: tests/run.sh [unit|integration|all]" >&2; exit 2 ;;
 esac
+[ -z "$S" ] || [ "${1:-all}" = integration ] || bins="$bins $(unit_of "$S")"
+
+# a sanitizer report ends the test binary with a non-zero status
+# (verify_asan_link_order=0: test_cupti LD_PRELOADs the sanitized library)
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:verify_asan_link_order=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 passed=0 failed=0 skipped=0
 for t in $bins; do
@@ -25,15 +40,18 @@ for t in $bins; do
 		failed=$((failed + 1))
 		continue
 	fi
-	echo "== $(basename "$t")"
-	out=$("$t" 2>&1)
+	tb=${t%/tests/*}
+	label=$(basename "$t")
+	[ "$tb" = "$B" ] || label="$label ($tb)"
+	echo "== $label"
+	out=$(CS_BUILD="$tb" "$t" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | grep -v -e '^\[ RUN' -e '^\[       OK'
 	p=$(printf '%s\n' "$out" | grep -o '\[  PASSED  \] [0-9]*' | grep -o '[0-9]*$' | tail -1)
 	f=$(printf '%s\n' "$out" | grep -o '\[  FAILED  \] [0-9]* test' | grep -o '[0-9]*' | tail -1)
 	s=$(printf '%s\n' "$out" | grep -o '\[  SKIPPED \] [0-9]* test' | grep -o '[0-9]*' | tail -1)
 	if [ -z "$p$f$s" ]; then
-		echo "$(basename "$t"): died without a summary (exit $rc)"
+		echo "$label: died without a summary (exit $rc)"
 		f=1
 	elif [ "$rc" -ne 0 ] && [ -z "$f" ]; then
 		f=1

@@ -154,6 +154,26 @@ static void analysis_recluster__cluster_label_from_members(void **state)
 	assert_non_null(strstr(an.clusters[0].keys, "skb"));
 }
 
+/* Vectors but no core point: no clusters, every vector noise, and an empty
+ * grid (qsort of no cores was called with NULL, undefined behaviour that
+ * the sanitizer run reports; found by tests/fuzz/fuzz_ingest). */
+static void analysis_recluster__no_core_points__all_noise(void **state)
+{
+	const struct vec_entry *v;
+
+	(void)state;
+	add(0, "filp", 'a', 0);
+	add(0, "skb", 'b', 0);
+	assert_int_equal(an.n, 2);
+	assert_int_equal(analysis_recluster(&an, 1), 0);
+	assert_int_equal(an.nclusters, 0);
+	assert_int_equal(an.noise, 2);
+	assert_int_equal(an.ncores, 0);
+	v = add(1, "filp", 'a', 0);
+	assert_non_null(v);
+	assert_int_equal(v->cluster, CLUSTER_NOISE);
+}
+
 static void analysis_add__idle_row__no_vector(void **state)
 {
 	struct acc acc = { 0 };
@@ -344,6 +364,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(analysis_recluster__first_cluster_ages_out__second_keeps_its_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_add__near_a_core_point__joins_its_cluster_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_recluster__cluster_label_from_members, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_recluster__no_core_points__all_noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_add__idle_row__no_vector, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__grid__same_as_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__eps_beyond_the_grid__scan_same_answers, setup, teardown),

@@ -146,6 +146,44 @@ static void args_parse__help__returns_one(void **state)
 	stdout = saved;
 }
 
+/* args_parse with its messages and help thrown away */
+static int quiet_parse(int argc, char **argv, struct env *env)
+{
+	FILE *saved_out = stdout, *saved_err = stderr, *null = fopen("/dev/null", "w");
+	int err;
+
+	assert_non_null(null);
+	stdout = stderr = null;
+	err = args_parse(argc, argv, env);
+	stdout = saved_out;
+	stderr = saved_err;
+	fclose(null);
+	return err;
+}
+
+#define QUIET(env, ...) quiet_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (env))
+
+/* argp's hidden --HANG sleeps (an hour by default) and --program-name
+ * renames the daemon in its messages: neither exists (found by
+ * tests/fuzz/fuzz_args: a timeout); --help, --usage and --version still
+ * do, and so do their abbreviations */
+static void args_parse__argp_hidden_options__einval(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(QUIET(&env, "--HANG=0"), -EINVAL);
+	assert_int_equal(QUIET(&env, "--HANG"), -EINVAL);
+	assert_int_equal(QUIET(&env, "--program-name=evil"), -EINVAL);
+	assert_int_equal(QUIET(&env, "--usage"), 1);
+	assert_int_equal(QUIET(&env, "-?"), 1);
+	assert_int_equal(QUIET(&env, "--he"), 1);
+	assert_int_equal(QUIET(&env, "--window-ms", "50", "--usa"), 1);
+	assert_int_equal(QUIET(&env, "-V"), 1);
+	assert_int_equal(QUIET(&env, "--vers"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +194,7 @@ int main(void)
 		cmocka_unit_test(args_parse__workload_on_cuda__backend_stored),
 		cmocka_unit_test(args_parse__sample__power_of_two_or_auto),
 		cmocka_unit_test(args_parse__help__returns_one),
+		cmocka_unit_test(args_parse__argp_hidden_options__einval),
 	};
 
 	return cmocka_run_group_tests_name("args", tests, NULL, NULL);

@@ -541,6 +541,38 @@ static void rules_load__file_with_comments__applied_and_bad_line_named(void **st
 	assert_int_equal(line, 0);
 }
 
+/* A line longer than any buffer is one line: a long comment is a comment,
+ * and the lines after it keep their numbers (fgets into 256 bytes read the
+ * rest of a long line as a line of its own; found by tests/fuzz/fuzz_rules);
+ * and a read error (a directory) is not an empty file */
+static void rules_load__long_comment_line__one_line(void **state)
+{
+	char path[] = "/tmp/cs-rules-XXXXXX";
+	int fd = mkstemp(path), line, i;
+	FILE *fp = fdopen(fd, "w");
+
+	(void)state;
+	assert_non_null(fp);
+	fputs("# ", fp);
+	for (i = 0; i < 1000; i++)
+		fputc('x', fp);
+	fputs("\nleak_min_growth_s = 7\n", fp);
+	fclose(fp);
+	assert_int_equal(rules_load(&rules, path, &line), 0);
+	assert_int_equal(line, 0);
+	assert_true(rules.v[R_LEAK_MIN_GROWTH_S] == 7);
+	fp = fopen(path, "a");
+	assert_non_null(fp);
+	fputs("bogus = 1\n", fp);
+	fclose(fp);
+	assert_int_equal(rules_load(&rules, path, &line), -ENOENT);
+	assert_int_equal(line, 3);
+	unlink(path);
+	/* a read that fails is an error, not an empty file */
+	assert_int_equal(rules_load(&rules, "/tmp", &line), -EISDIR);
+	assert_int_equal(line, 0);
+}
+
 static void classify_cluster__majority_anomaly__cluster_takes_it(void **state)
 {
 	unsigned int counts[LABEL_COUNT] = { 0 };
@@ -577,6 +609,7 @@ int main(void)
 		cmocka_unit_test_setup(classify__anomaly_of_a_gpu_process__reason_carries_gpu_work, setup),
 		cmocka_unit_test_setup(rules_set__known_and_unknown_names__applied_or_rejected, setup),
 		cmocka_unit_test_setup(rules_load__file_with_comments__applied_and_bad_line_named, setup),
+		cmocka_unit_test_setup(rules_load__long_comment_line__one_line, setup),
 		cmocka_unit_test_setup(classify_cluster__majority_anomaly__cluster_takes_it, setup),
 	};
 

@@ -111,6 +111,28 @@ static void features_from_row__page_refault__vector_with_refault_share(void **st
 	assert_true(fabs(f.raw[FEAT_FREQ] - 10240) < 1e-6);
 }
 
+/* A window with no operation (a kv pool's window of repeated takings-up
+ * only) still makes a vector while the old population rises: every feature
+ * must be a number in [0, 1], not 0/0 (found by tests/fuzz/fuzz_ingest) */
+static void features_from_row__no_ops_old_rising__features_in_unit_interval(void **state)
+{
+	struct fvec f;
+	struct evidence e;
+	int i;
+
+	(void)state;
+	reset(DOM_KV);
+	row.old_rise = 40;
+	row.old_rise_s = 3.0;
+	assert_true(features_from_row(&row, WIN_NS, &f, &e));
+	assert_int_equal(e.ops, 0);
+	for (i = 0; i < FEAT_DIM; i++) {
+		assert_false(isnan(f.raw[i]));
+		assert_true(f.v[i] >= 0 && f.v[i] <= 1);
+	}
+	assert_true(f.v[FEAT_NUMA] == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +140,7 @@ int main(void)
 		cmocka_unit_test(features_from_row__extremes__clamped_to_unit_interval),
 		cmocka_unit_test(features_from_row__little_traffic__no_vector),
 		cmocka_unit_test(features_from_row__page_refault__vector_with_refault_share),
+		cmocka_unit_test(features_from_row__no_ops_old_rising__features_in_unit_interval),
 	};
 
 	return cmocka_run_group_tests_name("features", tests, NULL, NULL);

@@ -863,7 +863,7 @@ static void kv_cache_new__storage_ops__swaps_go_through_staging(void **state)
 	struct kv_storage_ops half = fake_ops;
 	struct kv_cache *kc = NULL;
 	struct kv_seq a, b, c;
-	int ta[8], tb[8];
+	int ta[8], tb[12];	/* tb + 4 fills 8 below */
 	uint64_t rng = 11;
 	size_t bytes;
 	float *save;
@@ -888,7 +888,7 @@ static void kv_cache_new__storage_ops__swaps_go_through_staging(void **state)
 	save = malloc(2 * bytes);
 	assert_non_null(save);
 	tokens_range(ta, 8, 10);
-	tokens_range(tb, 8, 20);
+	tokens_range(tb, 12, 20);
 	kv_seq_init(&a);
 	kv_seq_init(&b);
 	kv_seq_init(&c);
