@@ -275,7 +275,7 @@ FUZZERS :=
 
 FUZZERS += ingest
 $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c daemon/window.c \
-	daemon/features.c daemon/classify.c daemon/analysis.c cluster/dbscan.c
+	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c
 FUZZ_EXTRA_fuzz_ingest := -lm
 
 FUZZERS += args

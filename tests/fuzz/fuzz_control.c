@@ -24,8 +24,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "control.h"
-#include "loop.h"
+#include "../../daemon/control.h"
+#include "../../daemon/loop.h"
 
 static struct loop loop;
 static struct control *server;

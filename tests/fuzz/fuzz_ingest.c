@@ -17,9 +17,9 @@
  * decoder's rejections.
  *
  * The kv and gpu records carry values of user space (USDT arguments of any
- * process) and go in unbounded; -DFUZZ_INGEST_BOUND_USDT bounds the pool
- * size, block bytes and gpu bytes, to fuzz the rest of the path while the
- * daemon does not bound them itself (issue 11, item 4).
+ * process) and go in unbounded: the daemon must refuse what it cannot hold
+ * (wtable_reject, counted; the model leaves refused records out).  Slab
+ * records carry a sample shift: each stands for 2^shift objects.
  *
  * Invariants, checked after every record (abort() on a violation so that
  * libFuzzer reports it):
@@ -65,7 +65,9 @@ struct model {
 	/* what was fed, per slab cache (index of cache_id) */
 	int64_t live[N_CACHES], live_bytes[N_CACHES];
 	int64_t gpu_live;
-	uint64_t events;
+	uint64_t events;	/* accepted records but kv ones (applied at once) */
+	uint64_t kv;		/* accepted kv records: queued until their window closes */
+	uint64_t rejected;	/* records refused as they came (wtable_reject) */
 };
 
 struct run {
@@ -161,6 +163,10 @@ static void fold_record(struct cs_event *e, uint64_t *clock_ns, uint64_t window_
 		e->slab.alloc_cpu %= 4;
 		e->slab.alloc_node %= 2;
 		e->flags &= CS_F_KMALLOC | CS_F_UNSEEN;
+		/* what event_decode lets through: a tracked object stands for
+		 * 2^shift (sampling) */
+		e->slab.shift %= CS_SAMPLE_SHIFT_MAX + 1;
+		e->slab.old_shift %= CS_SAMPLE_SHIFT_MAX + 1;
 		/* as the programs send it: a lifetime within the clock */
 		if (e->slab.lifetime_ns > e->ts_ns - T0_NS)
 			e->slab.lifetime_ns %= e->ts_ns - T0_NS + 1;
@@ -177,20 +183,11 @@ static void fold_record(struct cs_event *e, uint64_t *clock_ns, uint64_t window_
 		/* block and arg as user space sent them: a USDT argument */
 		if (e->kv.op < CS_KV_USE || e->kv.op > CS_KV_POOL)
 			e->kv.op = CS_KV_USE + e->kv.op % 5;
-#ifdef FUZZ_INGEST_BOUND_USDT
-		if (e->kv.op == CS_KV_POOL) {
-			e->kv.block %= 1u << 16;
-			e->kv.arg %= 1ll << 40;
-		}
-#endif
 		break;
 	case CS_EV_GPU:
 		if (e->gpu.op < CS_GPU_KERNEL || e->gpu.op > CS_GPU_DROPPED)
 			e->gpu.op = (uint8_t)(CS_GPU_KERNEL + e->gpu.op % 6);
 		e->tgid %= GPU_TGIDS;
-#ifdef FUZZ_INGEST_BOUND_USDT
-		e->gpu.bytes %= 1ull << 40;
-#endif
 		break;
 	}
 }
@@ -198,24 +195,33 @@ static void fold_record(struct cs_event *e, uint64_t *clock_ns, uint64_t window_
 /* What the record does to the objects, as the table must count it. */
 static void model_add(struct model *m, const struct cs_event *e)
 {
+	int64_t w = 1, ow = 1;
 	int c;
 
+	if (e->type == CS_EV_SLAB_ALLOC || e->type == CS_EV_SLAB_FREE) {
+		w = 1ll << e->slab.shift;
+		ow = 1ll << e->slab.old_shift;
+	}
+	if (e->type == CS_EV_KV) {
+		m->kv++;
+		return;
+	}
 	m->events++;
 	switch (e->type) {
 	case CS_EV_SLAB_ALLOC:
 		if (e->flags & CS_F_UNSEEN) {
 			c = cache_index(e->slab.old_cache);
-			m->live[c]--;
-			m->live_bytes[c] -= e->slab.old_bytes;
+			m->live[c] -= ow;
+			m->live_bytes[c] -= ow * e->slab.old_bytes;
 		}
 		c = cache_index(e->slab.cache);
-		m->live[c]++;
-		m->live_bytes[c] += e->slab.bytes_alloc;
+		m->live[c] += w;
+		m->live_bytes[c] += w * e->slab.bytes_alloc;
 		break;
 	case CS_EV_SLAB_FREE:
 		c = cache_index(e->slab.cache);
-		m->live[c]--;
-		m->live_bytes[c] -= e->slab.bytes_alloc;
+		m->live[c] -= w;
+		m->live_bytes[c] -= w * e->slab.bytes_alloc;
 		break;
 	case CS_EV_GPU:
 		if (e->gpu.op == CS_GPU_ALLOC)
@@ -263,7 +269,7 @@ static int tally_key(struct acc *a, void *ctx)
 	return 0;
 }
 
-static void check_table(struct run *r)
+static void check_table(struct run *r, bool all_closed)
 {
 	struct wtable_stats st;
 	struct tally t;
@@ -277,7 +283,12 @@ static void check_table(struct run *r)
 	}
 	CHECK(t.gpu_live == r->m.gpu_live);
 	wtable_get_stats(r->wt, &st);
-	CHECK(st.events == r->m.events);
+	/* kv records count once their window closed and they were applied
+	 * (refused then or not, for a block outside the pool) */
+	CHECK(st.events >= r->m.events && st.events <= r->m.events + r->m.kv);
+	CHECK(st.rejected >= r->m.rejected);
+	if (all_closed)	/* every kv record applied, counted even when refused then */
+		CHECK(st.events == r->m.events + r->m.kv);
 	CHECK(st.late <= st.events);
 	/* others keys: one per slab cache, one for all files, one kv, three gpu */
 	CHECK(t.others <= N_CACHES + 1 + 1 + 3);
@@ -337,6 +348,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rules rules;
 	struct analysis_params p;
 	struct run r;
+	struct wtable_stats st0, st1;
 	uint64_t clock = T0_NS;
 	size_t off;
 
@@ -399,18 +411,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* on_sample: a CUPTI drop count is not a record */
 		if (e.type == CS_EV_GPU && e.gpu.op == CS_GPU_DROPPED)
 			continue;
+		wtable_get_stats(r.wt, &st0);
 		CHECK(wtable_add(r.wt, &e) == 0);
-		model_add(&r.m, &e);
-		check_table(&r);
+		wtable_get_stats(r.wt, &st1);
+		/* refused for its values: counted, and nothing else happened
+		 * (a record that closes windows may apply queued kv records,
+		 * some of them refused then, but those count as events) */
+		if ((e.type == CS_EV_KV || e.type == CS_EV_GPU) &&
+		    st1.rejected == st0.rejected + 1 && st1.events == st0.events)
+			r.m.rejected++;
+		else
+			model_add(&r.m, &e);
+		check_table(&r, false);
 		/* one record in 64 is followed by the daemon's tick, which closes
 		 * the windows that ended TICK_SLACK_NS (main.c) before now */
 		if (!(raw.pid & 0x3f)) {
 			wtable_close_until(r.wt, clock - TICK_SLACK_NS);
-			check_table(&r);
+			check_table(&r, false);
 		}
 	}
 	wtable_close_all(r.wt);
-	check_table(&r);
+	check_table(&r, true);
 	CHECK(analysis_recluster(&r.an, r.last_row_window + 1) >= 0);
 	check_clusters(&r.an);
 	analysis_print_clusters(&r.an, devnull);

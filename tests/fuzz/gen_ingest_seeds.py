@@ -3,7 +3,7 @@
 # in the harness's encoding (an 8-byte header, then struct cs_event records
 # whose ts_ns is a delta: (delta << 2) | mode, mode 0 forward within a
 # window, 2 back, 3 a jump).  Run from the repository root:
-#   python3 tests/fuzz/gen_ingest_seeds.py tests/fuzz/corpus/ingest tests/fuzz/known
+#   python3 tests/fuzz/gen_ingest_seeds.py tests/fuzz/corpus/ingest
 import os
 import struct
 import sys
@@ -108,8 +108,8 @@ def gpus():
     return b"".join(out)
 
 
-# hostile USDT values the daemon does not bound yet (issue 11, item 4):
-# tests/fuzz/known/, not seeds
+# hostile USDT values the daemon now rejects (issue 11, item 4): kept as
+# regression seeds
 def kv_pool_4g_blocks():
     return header() + kv(fwd(1000), 31, 5, 0xffffffff, 4096, 0)
 
@@ -123,15 +123,11 @@ def main():
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
     for name, fn in [("churn", churn), ("leak", leak), ("unseen", unseen),
-                     ("thrash", thrash), ("kvpool", kvpool), ("gpu", gpus)]:
+                     ("thrash", thrash), ("kvpool", kvpool), ("gpu", gpus),
+                     ("regress-kv-pool-4g-blocks", kv_pool_4g_blocks),
+                     ("regress-gpu-bytes-overflow", gpu_bytes_overflow)]:
         with open(os.path.join(d, name), "wb") as f:
             f.write(fn())
-    if len(sys.argv) > 2:
-        os.makedirs(sys.argv[2], exist_ok=True)
-        for name, fn in [("ingest-kv-pool-4g-blocks", kv_pool_4g_blocks),
-                         ("ingest-gpu-bytes-overflow", gpu_bytes_overflow)]:
-            with open(os.path.join(sys.argv[2], name), "wb") as f:
-                f.write(fn())
 
 
 if __name__ == "__main__":
