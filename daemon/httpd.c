@@ -175,6 +175,14 @@ void httpd_get_stats(const struct httpd *h, struct httpd_stats *st)
 		memset(st, 0, sizeof(*st));
 }
 
+int httpd_port(const struct httpd *h)
+{
+	const union MHD_DaemonInfo *info;
+
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	return info ? info->port : -1;
+}
+
 void httpd_stop(struct httpd *h)
 {
 	if (!h)

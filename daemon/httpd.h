@@ -32,6 +32,8 @@ struct httpd_stats {
 struct httpd *httpd_start(struct loop *l, const struct sockaddr *addr, socklen_t len,
 			  httpd_render_fn fn, void *ctx, int *err);
 void httpd_get_stats(const struct httpd *h, struct httpd_stats *st);
+/* The port listened on (what port 0 was given), or -1. */
+int httpd_port(const struct httpd *h);
 /* Leave the loop and close every connection; NULL is ignored. */
 void httpd_stop(struct httpd *h);
 

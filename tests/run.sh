@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.." || exit 1
 B=${CS_BUILD:-build}
 export CS_BUILD="$B"
 
-unit="$B/tests/test_args $B/tests/test_csv $B/tests/test_event $B/tests/test_control $B/tests/test_privs $B/tests/test_window $B/tests/test_kstate $B/tests/test_dbscan $B/tests/test_features $B/tests/test_classify $B/tests/test_analysis $B/tests/test_kvref $B/tests/test_kvref_kernels $B/tests/test_sample $B/tests/test_strutil $B/tests/test_metrics"
+unit="$B/tests/test_args $B/tests/test_csv $B/tests/test_event $B/tests/test_control $B/tests/test_privs $B/tests/test_window $B/tests/test_kstate $B/tests/test_dbscan $B/tests/test_features $B/tests/test_classify $B/tests/test_analysis $B/tests/test_kvref $B/tests/test_kvref_kernels $B/tests/test_sample $B/tests/test_strutil $B/tests/test_metrics $B/tests/test_httpd"
 integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening $B/tests/test_prometheus"
 # the CUPTI tests are built where the CUDA toolkit is
 [ ! -e /usr/local/cuda/include/cupti.h ] || unit="$unit $B/tests/test_cupti"
