@@ -162,6 +162,18 @@ static void httpd__other_path_or_method__404_405_not_rendered(void **state)
 	assert_int_equal(st.served, 0);
 }
 
+static void httpd_start__port_taken__null_eaddrinuse(void **state)
+{
+	struct fixture *f = *state;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int err = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)httpd_port(f->h));
+	assert_null(httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), render, f, &err));
+	assert_int_equal(err, -EADDRINUSE);
+}
+
 static void httpd__render_fails__500(void **state)
 {
 	struct fixture *f = *state;
@@ -230,6 +242,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(httpd__get_metrics__body_and_content_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__other_path_or_method__404_405_not_rendered, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd_start__port_taken__null_eaddrinuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__render_fails__500, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__stuck_scrapers__other_answered, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__idle_past_limit__served_after_timeouts, setup, teardown),
