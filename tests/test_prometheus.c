@@ -259,12 +259,46 @@ static void metrics__prometheus_server__answers_leak_query(void **state)
 	assert_int_equal(daemon_wait(&d), 0);
 }
 
+/* A port another process listens on: one line naming it, exit 1, no
+ * socket left behind; a malformed address: one line, exit 2. */
+static void metrics__port_taken__one_line_and_exit(void **state)
+{
+	const char *tools[] = { NULL };
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	char cmd[700], out[4096], want[128];
+	int fd, port;
+
+	need_tools(state, tools);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --duration 5 --socket %s/taken.sock "
+		 "--metrics-addr 127.0.0.1:%d 2>&1", build, tmpdir, port);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "cannot serve metrics on 127.0.0.1:%d: Address already in use\n",
+		 port);
+	assert_non_null(strstr(out, want));
+	snprintf(cmd, sizeof(cmd), "test -e %s/taken.sock", tmpdir);
+	assert_int_not_equal(run_cmd(cmd, NULL, 0), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s/cachescoped --metrics-addr localhost:9464 2>&1", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "invalid --metrics-addr 'localhost:9464'"));
+	assert_null(strchr(strchr(out, '\n') + 1, '\n'));	/* one line */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(metrics__leak_workload__promtool_passes_and_leak_shows),
 		cmocka_unit_test(metrics__idle_scrapers__ingest_goes_on_then_served),
 		cmocka_unit_test(metrics__prometheus_server__answers_leak_query),
+		cmocka_unit_test(metrics__port_taken__one_line_and_exit),
 	};
 
 	/* CS_TEST_FILTER=metrics__idle* runs the tests whose names match */
