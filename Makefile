@@ -30,7 +30,7 @@ endif
 CFLAGS ?= -g -O2
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
 	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lm -lcap
+LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd
 # the system include dirs clang would search for the host, so that libbpf's
 # usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -41,19 +41,21 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLIN
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
-UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs
+UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
+	metrics httpd
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
-	$(OUTPUT)/tests/test_hardening
+	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
-	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o \
+	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
+	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
 
@@ -137,7 +139,10 @@ $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/daemon/strutil.o
 
 # ---- tests: one binary per module, linked with that module alone ----
 
-$(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o
+$(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o $(OUTPUT)/daemon/metrics.o
+$(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/metrics.o
+$(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
+$(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
 $(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
@@ -157,6 +162,7 @@ $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o $(OUTPUT)/t
 $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
 $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 

@@ -15,8 +15,9 @@
 #include <string.h>
 #include "args.h"
 #include "cachescope.h"
+#include "metrics.h"
 
-const char *argp_program_version = "cachescoped 0.1";
+const char *argp_program_version = "cachescoped " CACHESCOPED_VERSION;
 static const char doc[] =
 "cachescoped -- watch slab, page-cache and KV-cache behaviour\n"
 "\n"
@@ -30,7 +31,8 @@ static const char doc[] =
 "Examples:\n"
 "  cachescoped --duration 10 --csv /tmp/cs.csv\n"
 "  cachescoped --pid 1234 --window-ms 250 -v\n"
-"  cachescoped --workload mixed --duration 60 --csv run.csv\n";
+"  cachescoped --workload mixed --duration 60 --csv run.csv\n"
+"  cachescoped --workload leak --metrics-addr 127.0.0.1:9464\n";
 
 enum {
 	OPT_RING_KB = 0x100,
@@ -55,6 +57,7 @@ enum {
 	OPT_SAMPLE,
 	OPT_SAMPLE_BUDGET,
 	OPT_USAGE,
+	OPT_METRICS_ADDR,
 };
 
 /* parse_opt's "help was printed": ends the parse, args_parse returns 1 */
@@ -68,6 +71,7 @@ static const struct argp_option options[] = {
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace only tasks in this cgroup v2 directory", 0 },
 	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
 	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
+	{ "metrics-addr", OPT_METRICS_ADDR, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR numeric, [v6] in brackets; only a port: 127.0.0.1; suggested port 9464; default: no endpoint)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Print the N busiest keys at exit (default 10, 0 for none)", 0 },
 	{ "ring-kb", OPT_RING_KB, "KB", 0, "Ring buffer per CPU in KiB, a power of two >= 64 (default 4096)", 0 },
 	{ "live-entries", OPT_LIVE, "N", 0, "Capacity of the live-object map (default 262144)", 0 },
@@ -189,6 +193,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_SOCKET:
 		env->socket_path = strcmp(arg, "none") ? arg : NULL;
+		return 0;
+	case OPT_METRICS_ADDR:
+		if (metrics_parse_addr(arg, &env->metrics_sa, &env->metrics_salen)) {
+			fprintf(stderr, "cachescoped: invalid --metrics-addr '%s': expected PORT, ADDR:PORT or [ADDR6]:PORT with a numeric address and a port in 0..65535\n",
+				arg);
+			return EINVAL;
+		}
+		env->metrics_addr = arg;
 		return 0;
 	case OPT_TOP:
 		return parse_long("top", arg, 0, 100000, &env->top) ? EINVAL : 0;

@@ -6,10 +6,12 @@
 #define CS_ARGS_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #define ENV_MAX_PIDS 1024
 #define ENV_DEFAULT_SOCKET "/run/cachescope.sock"
+#define CACHESCOPED_VERSION "0.1"
 
 enum tp_mode {
 	TP_AUTO,	/* BTF tracepoints, classic where the BTF one is missing */
@@ -26,6 +28,9 @@ struct env {
 	const char *cgroup_path;
 	const char *csv_path;
 	const char *socket_path;	/* NULL: no control socket */
+	const char *metrics_addr;	/* --metrics-addr as given; NULL: none */
+	struct sockaddr_storage metrics_sa;	/* ... parsed */
+	socklen_t metrics_salen;
 	long ring_kb;
 	long live_entries;
 	long evicted_entries;

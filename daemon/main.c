@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * cachescoped: load the tracing programs, then run one epoll loop over the
- * per-CPU rings, a signalfd, the window timer and the control socket.
+ * per-CPU rings, a signalfd, the window timer, the control socket and the
+ * metrics endpoint.
  *
  * The window timer is the clock of the daemon: on every tick it drains all
  * rings and only then closes the windows that ended, so a window's rows hold
@@ -25,6 +26,8 @@
 #include "control.h"
 #include "csv.h"
 #include "event.h"
+#include "httpd.h"
+#include "metrics.h"
 #include "kstate.h"
 #include "privs.h"
 #include "loader.h"
@@ -66,6 +69,12 @@ struct daemon {
 	uint64_t last_recluster_ns, last_kstate_ns;
 	struct loop loop;		/* every source: rings, signals, timer, socket, kvref */
 	struct control *ctl;
+	struct httpd *http;		/* --metrics-addr, or NULL */
+	/* for the metrics: sums over closed rows, and clustering time */
+	uint64_t page_refaults, kv_swap_ins;
+	uint64_t vectors[LABEL_COUNT];
+	uint64_t cluster_runs_seen;
+	double cluster_s_total;
 	int sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
@@ -361,9 +370,16 @@ static void on_row(const struct wrow *r, void *ctx)
 		loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm));
 	}
 
+	if (a->key.domain == DOM_PAGE)
+		d->page_refaults += r->s->refaults;
+	if (a->key.domain == DOM_KV)
+		d->kv_swap_ins += r->s->kv_swap_ins;
 	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
-	if (v)
+	if (v) {
 		((struct acc *)r->acc)->label_counts[v->label]++;
+		if (v->label < LABEL_COUNT)
+			d->vectors[v->label]++;
+	}
 	if (v && d->driving && wl_is_workload(&d->wl, r->acc->key.tgid))
 		wl_tally(&d->wl, r->start_ns, r->acc->file[0] ? r->acc->file : r->acc->name,
 			 v->label);
@@ -466,6 +482,157 @@ static void print_top_window(struct daemon *d, FILE *out, long n)
 			tgid_str(r->tgid, t, sizeof(t)), ESC(e.comm, r->comm), r->allocs,
 			r->frees, r->live, r->page_adds, r->refaults);
 	}
+}
+
+/* ---- the metrics endpoint (metrics.h renders, httpd.h serves) ---- */
+
+/* A key counts as anomalous under a label when its newest vector of the
+ * last ANOMALY_RECENT_NS carries it. */
+#define ANOMALY_RECENT_NS (10 * NSEC)
+
+struct recent {
+	struct wkey key;
+	uint64_t window;
+	enum cs_label label;
+};
+
+static int key_cmp(const struct wkey *x, const struct wkey *y)
+{
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return 0;
+}
+
+/* by key, newest first */
+static int recent_cmp(const void *a, const void *b)
+{
+	const struct recent *x = a, *y = b;
+	int c = key_cmp(&x->key, &y->key);
+
+	if (c)
+		return c;
+	return x->window > y->window ? -1 : x->window < y->window ? 1 : 0;
+}
+
+static int count_anomalous(struct daemon *d, uint64_t *by_label)
+{
+	uint64_t window_ns = d->env.window_ms * 1000000ull;
+	uint64_t now = wtable_window_of(d->wt, now_ns(CLOCK_MONOTONIC));
+	uint64_t back = ANOMALY_RECENT_NS / window_ns;
+	uint64_t from = now > back ? now - back : 0;
+	struct recent *r;
+	size_t i, n = 0;
+
+	if (!d->an.n)
+		return 0;
+	r = malloc(d->an.n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = d->an.n; i-- > 0 && d->an.v[i].window >= from;) {
+		r[n].key = d->an.v[i].key;
+		r[n].window = d->an.v[i].window;
+		r[n++].label = d->an.v[i].label;
+	}
+	qsort(r, n, sizeof(*r), recent_cmp);
+	for (i = 0; i < n; i++) {
+		if (i && !key_cmp(&r[i - 1].key, &r[i].key))
+			continue;	/* an older vector of the key before */
+		if (r[i].label < LABEL_COUNT)
+			by_label[r[i].label]++;
+	}
+	free(r);
+	return 0;
+}
+
+static int collect_key(struct acc *a, void *ctx)
+{
+	struct metrics_keys *ks = ctx;
+
+	metrics_keys_add(ks, domain_name(a->key.domain), a->file[0] ? a->file : a->name,
+			 a->live_objs, a->live_bytes);
+	return ks->err;
+}
+
+static int render_metrics(void *ctx, char **body, size_t *len)
+{
+	struct daemon *d = ctx;
+	uint64_t anomalous[LABEL_COUNT] = { 0 };
+	struct metrics m = { .version = CACHESCOPED_VERSION };
+	struct metrics_keys ks = { 0 };
+	struct control_stats cs;
+	struct httpd_stats hs;
+	struct counts c;
+	unsigned int i;
+	int err;
+
+	counts_read(d, &c);
+	m.uptime_s = (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC;
+	m.produced = c.k.produced;
+	m.consumed = c.consumed;
+	m.dropped = c.k.dropped;
+	m.bad_records = d->bad_records;
+	m.lost_nomem = d->lost_nomem;
+	m.unseen_frees = c.k.live_replaced + c.k.track_reclaimed;
+	m.page_refaults = d->page_refaults;
+	m.kv_swap_ins = d->kv_swap_ins;
+	m.keys = c.w.keys;
+	err = count_anomalous(d, anomalous);
+	if (err)
+		return err;
+	for (i = 0; i < LABEL_COUNT; i++) {
+		metrics_named_set(&m.vectors, label_name(i), d->vectors[i]);
+		if (i != LABEL_NORMAL)	/* anomalies only */
+			metrics_named_set(&m.anomalous, label_name(i), anomalous[i]);
+	}
+	m.cluster_runs = d->an.runs;
+	m.cluster_s_total = d->cluster_s_total;
+	m.cluster_last_s = d->an.last_run_ms / 1000;
+	m.gpu_records = d->gpu_records;
+	m.cupti_dropped = d->cupti_dropped;
+	m.sample_shift = d->smp.top_shift;
+	m.sample_shift_peak = d->smp.peak_shift;
+	m.sample_slots = d->smp.sampled;
+	m.sample_changes = d->smp.changes;
+	for (i = 0; i < REJ_N; i++)
+		metrics_named_set(&m.usdt_rejected, wtable_reject_name(i), c.w.rejected_by[i]);
+	control_get_stats(d->ctl, &cs);
+	m.control_served = cs.served;
+	m.control_timeouts = cs.timeouts;
+	m.control_denied = cs.denied;
+	m.control_busy = cs.busy;
+	m.control_too_long = cs.too_long;
+	httpd_get_stats(d->http, &hs);
+	m.scrapes = hs.served;
+	wtable_foreach(d->wt, collect_key, &ks);
+	err = ks.err;
+	if (!err) {
+		metrics_keys_finish(&ks, METRICS_MAX_KEYS);
+		err = metrics_render(&m, &ks, body, len);
+	}
+	metrics_keys_release(&ks);
+	return err;
+}
+
+static int start_metrics(struct daemon *d)
+{
+	int err;
+
+	d->http = httpd_start(&d->loop, (struct sockaddr *)&d->env.metrics_sa, d->env.metrics_salen,
+			      render_metrics, d, &err);
+	if (!d->http) {
+		log_err("cannot serve metrics on %s: %s", d->env.metrics_addr, strerror(-err));
+		return err;
+	}
+	log_info("serving Prometheus metrics at http://%s/metrics", d->env.metrics_addr);
+	return 0;
 }
 
 static void on_command(const char *cmd, FILE *out, void *ctx)
@@ -968,6 +1135,10 @@ static void recluster(struct daemon *d, uint64_t now)
 
 	if (err < 0)
 		log_warn("cannot cluster %zu vectors: %s", d->an.n, strerror(-err));
+	if (d->an.runs != d->cluster_runs_seen) {
+		d->cluster_runs_seen = d->an.runs;
+		d->cluster_s_total += d->an.last_run_ms / 1000;
+	}
 }
 
 static void read_drops(struct daemon *d)
@@ -1188,8 +1359,14 @@ int main(int argc, char **argv)
 	err = drop_privileges(&d);
 	if (err)
 		goto cleanup;
-	/* last: a client that finds the socket finds every probe attached and
-	 * the privileges dropped */
+	/* unprivileged: a port below 1024 is refused (EACCES) */
+	if (d.env.metrics_addr) {
+		err = start_metrics(&d);
+		if (err)
+			goto cleanup;
+	}
+	/* last: a client that finds the socket finds every probe attached,
+	 * the privileges dropped and the metrics served */
 	if (d.env.socket_path) {
 		d.lfd = control_listen(d.env.socket_path);
 		if (d.lfd < 0) {
@@ -1248,6 +1425,7 @@ int main(int argc, char **argv)
 	print_summary(&d);
 cleanup:
 	csv_abort(d.csv);
+	httpd_stop(d.http);
 	control_free(d.ctl);
 	control_close(d.lfd, d.env.socket_path);
 	loop_release(&d.loop);

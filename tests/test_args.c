@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
@@ -133,6 +134,24 @@ static void args_parse__sample__power_of_two_or_auto(void **state)
 	assert_int_equal(PARSE(&env, "--sample-budget", "10"), -EINVAL);
 }
 
+static void args_parse__metrics_addr__parsed_or_refused(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_null(env.metrics_addr);	/* opt-in */
+	assert_int_equal(PARSE(&env, "--metrics-addr", "9464"), 0);
+	assert_string_equal(env.metrics_addr, "9464");
+	assert_int_equal(env.metrics_sa.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&env.metrics_sa)->sin_port), 9464);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--metrics-addr", "localhost:9464"), -EINVAL);
+	assert_null(env.metrics_addr);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--metrics-addr", "127.0.0.1:70000"), -EINVAL);
+}
+
 static void args_parse__help__returns_one(void **state)
 {
 	struct env env;
@@ -193,6 +212,7 @@ int main(void)
 		cmocka_unit_test(args_parse__bad_words__einval),
 		cmocka_unit_test(args_parse__workload_on_cuda__backend_stored),
 		cmocka_unit_test(args_parse__sample__power_of_two_or_auto),
+		cmocka_unit_test(args_parse__metrics_addr__parsed_or_refused),
 		cmocka_unit_test(args_parse__help__returns_one),
 		cmocka_unit_test(args_parse__argp_hidden_options__einval),
 	};

@@ -2,10 +2,13 @@
 # Install the Debian packages cachescope needs, when some are missing.
 # As root: apt-get update once, then apt-get install -y the missing ones.
 # Not root: one line saying what to install, exit 1.
+# libmicrohttpd-dev: the daemon's --metrics-addr; curl and prometheus (its
+# promtool and server): the metrics tests only.
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk"
+libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk
+libmicrohttpd-dev curl prometheus"
 
 missing=""
 for p in $PKGS; do
