@@ -2,6 +2,7 @@
 """Calibrate the labels on a corpus of ordinary workloads.
 
   sudo bench/corpus.py [NAME...]      (all by default; -h lists them)
+  CORPUS_DAEMON_ARGS="--sample 1" sudo bench/corpus.py ...   (other daemon options)
 
 Each workload runs beside a fresh cachescoped (system-wide, 100 ms
 windows, CSV) and is scored over windows:
@@ -102,6 +103,8 @@ def run(name, keep):
         f.write("x" * 4096)
     out = os.path.join(d, "cs.csv")
     extra = ["--workload", name[6:]] if name.startswith("kvref-") else []
+    # CORPUS_DAEMON_ARGS="--sample 1": the same corpus under other settings
+    extra += os.environ.get("CORPUS_DAEMON_ARGS", "").split()
     daemon = subprocess.Popen([B + "/cachescoped", "--duration", str(secs), "--csv", out,
                                "--socket", "none", "--top", "0"] + extra,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
