@@ -80,7 +80,6 @@ struct daemon {
 	uint64_t bad_records, lost_nomem;
 	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
 	struct sampler smp;		/* how many slab objects are tracked */
-	uint8_t shift_set[CS_SHIFT_SLOTS];	/* the programs' shifts */
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
@@ -1150,18 +1149,22 @@ static void read_drops(struct daemon *d)
 }
 
 /* The records received set how many slab objects are tracked next. */
+/* The programs read the shifts from the mapped bss: 1024 byte stores. */
+static void set_shifts(struct daemon *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < CS_SHIFT_SLOTS; i++)
+		loader_set_sample_shift(&d->ld, i, d->smp.slot[i].shift);
+}
+
 static void update_sampling(struct daemon *d, uint64_t now)
 {
-	unsigned int i, was = d->smp.top_shift;
+	unsigned int was = d->smp.top_shift;
 
 	if (!sampler_update(&d->smp, now))
 		return;
-	for (i = 0; i < CS_SHIFT_SLOTS; i++) {
-		if (d->smp.slot[i].shift == d->shift_set[i])
-			continue;
-		d->shift_set[i] = d->smp.slot[i].shift;
-		loader_set_sample_shift(&d->ld, i, d->shift_set[i]);
-	}
+	set_shifts(d);
 	if (d->smp.top_shift != was)
 		log_info("tracking 1 in %u slab objects of the busiest caches (%u of %u slots thinned)",
 			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
@@ -1275,7 +1278,6 @@ int main(int argc, char **argv)
 	struct daemon d = { .loop = { .epfd = -1 }, .sfd = -1, .tfd = -1, .lfd = -1,
 			    .drop_window = UINT64_MAX };
 	uint64_t t0;
-	unsigned int i;
 	int err;
 
 	env_defaults(&d.env);
@@ -1313,10 +1315,7 @@ int main(int argc, char **argv)
 	d.start_ns = now_ns(CLOCK_MONOTONIC);
 	sampler_init(&d.smp, d.env.sample_shift, CS_SAMPLE_SHIFT_MAX, d.env.sample_budget,
 		     d.start_ns);
-	for (i = 0; i < CS_SHIFT_SLOTS; i++) {
-		d.shift_set[i] = d.smp.slot[i].shift;
-		loader_set_sample_shift(&d.ld, i, d.shift_set[i]);
-	}
+	set_shifts(&d);
 	d.real_off_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
 	t0 = d.start_ns - d.start_ns % (d.env.window_ms * 1000000ull);
 	d.wt = wtable_new(t0, d.env.window_ms * 1000000ull, on_row, resolve_key, &d);
