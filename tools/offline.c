@@ -1090,8 +1090,12 @@ static int print_anomalies(const struct offline *o, FILE *out)
 			     o->an.v[idx[j]].label == v->label && o->vec[idx[j]].key == key; j++)
 				n++;
 			if (len < sizeof(line))
-				len += (size_t)snprintf(line + len, sizeof(line) - len, " %s %u",
-							ESC(e, o->keys[key].name), n);
+				len += (size_t)snprintf(line + len, sizeof(line) - len, " %s", ESC(e, o->keys[key].name));
+			if (len < sizeof(line) && o->nhosts > 1)	/* whose: one key per host */
+				len += (size_t)snprintf(line + len, sizeof(line) - len, "@%s",
+							ESC(e, o->hosts[o->keys[key].host]));
+			if (len < sizeof(line))
+				len += (size_t)snprintf(line + len, sizeof(line) - len, " %u", n);
 		}
 		fprintf(out, "%s%s\n", any ? "" : "anomalous vectors by cluster (key and vectors):\n", line);
 		any = true;
