@@ -133,6 +133,9 @@ static long key_get(struct offline *o, const struct off_key *k)
 			/* a process's comm is the latest one (exec renames) */
 			if (strcmp(k->kind, "family"))
 				memcpy(o->keys[st->slots[j] - 1].comm, k->comm, sizeof(k->comm));
+			if (*k->file_name)
+				memcpy(o->keys[st->slots[j] - 1].file_name, k->file_name,
+				       sizeof(k->file_name));
 			return (long)st->slots[j] - 1;
 		}
 	if (o->nkeys == o->kcap) {
@@ -380,7 +383,7 @@ enum col {
 	C_REFAULT_PAGES, C_REFAULT_DIST, C_OPS_PER_S, C_LABEL,
 	C_GPU_KERNELS, C_GPU_KERNEL_NS, C_GPU_IN, C_GPU_OUT, C_TGID_GPU_NS,
 	C_TGID_GPU_KV_NS, C_TGID_GPU_BYTES, C_UNSEEN, C_REPEAT, C_OLD_OBJS, C_AGE_MS,
-	C_HOT_SITE, C_KEY_KIND, C_WINDOW_DROPS, C_SAMPLE, C_HOST, C_SCOPE, C_N,
+	C_HOT_SITE, C_KEY_KIND, C_WINDOW_DROPS, C_SAMPLE, C_HOST, C_SCOPE, C_FILE, C_N,
 };
 
 /* the columns before C_REQUIRED must be there; files of older daemons lack
@@ -395,7 +398,7 @@ static const char *const col_names[C_N] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "host", "scope",
+	"window_drops", "sample", "host", "scope", "file",
 };
 
 static int domain_of(const char *s)
@@ -534,6 +537,12 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	    str_col(d, C_TGID, k->tgid, sizeof(k->tgid)) ||
 	    str_col(d, C_COMM, k->comm, sizeof(k->comm)))
 		return -EINVAL;
+	/* a file's name (any length) for the picture: its last 63 bytes
+	 * hold the base name that tells files apart */
+	f = csvr_text(d->r, d->col[C_FILE]);
+	if (strlen(f) >= sizeof(k->file_name))
+		f += strlen(f) - (sizeof(k->file_name) - 1);
+	memcpy(k->file_name, f, strlen(f) + 1);
 	if (d->col[C_KEY_KIND] >= 0) {
 		if (str_col(d, C_KEY_KIND, k->kind, sizeof(k->kind)))
 			return -EINVAL;

@@ -22,6 +22,7 @@ struct off_key {
 	char comm[16];
 	char tgid[16];		/* as the CSV says it: a number or empty */
 	char kind[8];		/* process, family, others */
+	char file_name[64];	/* page keys: the file's name, when the daemon had it */
 	uint64_t ops;		/* all its rows: allocs + frees (page: adds + deletes) */
 	uint64_t rows;
 	unsigned int counts[LABEL_COUNT];	/* its vectors per label, here */

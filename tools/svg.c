@@ -113,7 +113,11 @@ static void key_title(FILE *f, const struct offline *o, const struct off_key *k)
 {
 	char t[256];
 
-	snprintf(t, sizeof(t), "%s %s", domain_name(k->domain), k->name);
+	const char *base = strrchr(k->file_name, '/');
+
+	/* a page key by its file's name where the daemon had one */
+	snprintf(t, sizeof(t), "%s %s", domain_name(k->domain),
+		 *k->file_name ? (base ? base + 1 : k->file_name) : k->name);
 	xml_text(f, t, 34);
 	fputs(" \xc2\xb7 ", f);
 	snprintf(t, sizeof(t), "%s %s", *k->tgid ? k->tgid : k->kind, k->comm);
