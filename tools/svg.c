@@ -365,7 +365,7 @@ static double scatter(FILE *f, const struct offline *o, double y0)
 				ly, lx + 16, cs[i].id, lx + 44,
 				cs[i].label == LABEL_NORMAL ? "#555" : label_colour[cs[i].label],
 				label_title[cs[i].label], lx + 180, cs[i].size, lx + 190);
-			xml_text(f, cs[i].keys, 38);
+			xml_text(f, cs[i].keys, 32);
 			fputs("</tspan>", f);
 			fputs("</text>\n", f);
 		}
