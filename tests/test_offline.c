@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Unit tests of the offline analysis (tools/offline.c): the PCA, and the
- * daemon's CSV read back into labels and clusters.  The fixture,
- * tests/data/offline-leak.csv, is the workload's rows of a real
- * 'cachescoped --workload leak --duration 20 --csv' run (kvref leaking
- * fds and KV blocks); its label column is what the daemon said.
+ * daemon's CSV read back into labels and clusters.  The fixtures are the
+ * workload's rows of real runs, whose label column is what the daemon
+ * said: tests/data/offline-leak.csv of 'cachescoped --workload leak
+ * --duration 20 --csv' (kvref leaking fds and KV blocks),
+ * tests/data/offline-mixed.csv of '--workload mixed --duration 40' (its
+ * normal, thrash, false sharing and leak phases, 10 s each).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #include "../tools/offline.h"
 
 #define FIXTURE "tests/data/offline-leak.csv"
+#define MIXED "tests/data/offline-mixed.csv"
 
 static char dir[] = "/tmp/cs-test-offline-XXXXXX";
 
@@ -114,6 +117,45 @@ static void offline_load__real_leak_run__leak_on_the_daemons_keys(void **state)
 		if (o.an.clusters[i].label == LABEL_LEAK && strstr(o.an.clusters[i].keys, "kv-pool"))
 			leak_cluster = true;
 	assert_true(leak_cluster);
+	offline_release(&o);
+}
+
+/* The labels that rest on history rebuilt from the rows (refaults of a
+ * file or pool over its last 32 windows, locality over the last second)
+ * come out as the daemon's, vector for vector, key by key. */
+static void offline_load__real_mixed_run__thrash_and_false_sharing_as_the_daemon(void **state)
+{
+	static const char *const keys[] = { "kv-pool", "kmalloc-512", "skbuff_head_cache",
+					    "254:0:1146886", "dentry", "filp" };
+	char *files[] = { MIXED }, err[700];
+	struct offline o;
+	bool thrash_cluster = false;
+	size_t i;
+	int l;
+
+	(void)state;
+	assert_int_equal(offline_load(&o, files, 1, &defaults, err, sizeof(err)), 0);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct off_key *k = find_key(&o, keys[i]);
+
+		assert_non_null(k);
+		for (l = 0; l < LABEL_COUNT; l++)
+			assert_int_equal(k->counts[l], k->daemon[l]);
+	}
+	assert_true(find_key(&o, "kv-pool")->counts[LABEL_THRASH] > 50);
+	assert_true(find_key(&o, "254:0:1146886")->counts[LABEL_THRASH] > 50);
+	assert_true(find_key(&o, "skbuff_head_cache")->counts[LABEL_FALSE_SHARING] > 50);
+	/* the only difference: leaks the kernel's count (not in the file)
+	 * had contradicted */
+	for (l = 0; l < LABEL_COUNT; l++)
+		for (i = 0; i < LABEL_COUNT; i++)
+			if ((int)i != l && !(l == LABEL_NORMAL && i == LABEL_LEAK))
+				assert_int_equal(o.confusion[l][i], 0);
+	for (i = 0; i < o.an.nclusters; i++)
+		if (o.an.clusters[i].label == LABEL_THRASH &&
+		    strstr(o.an.clusters[i].keys, "254:0:1146886"))
+			thrash_cluster = true;
+	assert_true(thrash_cluster);
 	offline_release(&o);
 }
 
@@ -244,6 +286,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pca2__points_on_a_line__first_component_along_it),
 		cmocka_unit_test(offline_load__real_leak_run__leak_on_the_daemons_keys),
+		cmocka_unit_test(offline_load__real_mixed_run__thrash_and_false_sharing_as_the_daemon),
 		cmocka_unit_test(offline_load__no_host_column__same_labels),
 		cmocka_unit_test(offline_load__bad_row__file_and_line),
 		cmocka_unit_test(offline_load__rules_file__thresholds_apply),
