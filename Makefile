@@ -90,6 +90,7 @@ endif
 	clean check-arch
 
 all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
+	$(OUTPUT)/tests/helpers/leakclose.so \
 	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
 
 check-arch:
@@ -238,6 +239,12 @@ $(OUTPUT)/bench/cupti_record: bench/cupti_record.c cuda/cupti_sub.c cuda/cupti_s
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c cuda/cupti_sub.c -L$(CUPTI_LIBDIR) -lcupti \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
+
+# a real server made to forget every Nth connection (bench/corpus.py)
+$(OUTPUT)/tests/helpers/leakclose.so: tests/helpers/leakclose.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Wall -Wextra -Werror -fPIC -shared $< -ldl -o $@
 
 # ---- the CUDA backend of kvref (no GPU needed to build) ----
 

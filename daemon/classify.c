@@ -239,6 +239,15 @@ static double sample_of(const struct evidence *e)
 	return e->sample ? e->sample : 1;
 }
 
+/* The tracked objects (records) behind the old population's rise: the
+ * evidence, whatever each one stands for.  Objects tracked before the
+ * sampling rose count whole; where only the estimate is known (CSV), the
+ * estimate over the row's sample. */
+static double tracked_rise(const struct evidence *e)
+{
+	return e->old_rise_tracked ? (double)e->old_rise_tracked : e->old_rise / sample_of(e);
+}
+
 static double unseen_pct(const struct evidence *e)
 {
 	return e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0;
@@ -334,7 +343,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	seen = fr > t[R_LEAK_SEEN_FREE_SHARE];
 	old = e->old_objs > 0 && e->old_steps >= t[R_LEAK_MIN_STEPS] &&
 	      e->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
-	      e->old_rise >= t[R_LEAK_MIN_OBJECTS] * sample_of(e) &&
+	      tracked_rise(e) >= t[R_LEAK_MIN_OBJECTS] &&
 	      (double)e->old_rise >= t[R_LEAK_MIN_SHARE] * (double)e->old_rise_allocs &&
 	      (double)e->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)e->old_rise &&
 	      e->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&

@@ -51,6 +51,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.age_ns = r->age_ns;
 	e.old_objs = r->old_objs;
 	e.old_rise = r->old_rise;
+	e.old_rise_tracked = r->old_rise_tracked;
 	e.old_rise_s = r->old_rise_s;
 	e.old_steps = r->old_steps;
 	e.old_max_step = r->old_max_step;

@@ -54,6 +54,9 @@ struct evidence {
 	 * population rose over old_rise_s seconds without falling */
 	uint64_t age_ns;
 	int64_t old_objs, old_rise;
+	/* tracked objects (records) behind old_rise; 0: not known (rows read
+	 * back from CSV), then old_rise / sample stands for it */
+	int64_t old_rise_tracked;
 	double old_rise_s, old_quiet_s, old_warmup_s;
 	uint32_t old_steps;
 	int64_t old_max_step;

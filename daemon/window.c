@@ -210,7 +210,8 @@ static void cohort_advance(struct acc *a, uint64_t c)
 
 		for (i = 0; i < AGE_COHORTS; i++) {
 			a->cohort_older += a->cohort[i];
-			a->cohort[i] = 0;
+			a->tcohort_older += a->tcohort[i];
+			a->cohort[i] = a->tcohort[i] = 0;
 		}
 		a->cohort_head = c;
 		return;
@@ -219,34 +220,48 @@ static void cohort_advance(struct acc *a, uint64_t c)
 		uint32_t i = ++a->cohort_head % AGE_COHORTS;
 
 		a->cohort_older += a->cohort[i];	/* falls off the ring */
-		a->cohort[i] = 0;
+		a->tcohort_older += a->tcohort[i];
+		a->cohort[i] = a->tcohort[i] = 0;
 	}
 }
 
-/* One object allocated at ts_ns (delta +1) or freed (delta -1, ts_ns =
- * its allocation time). */
-static void cohort_add(struct acc *a, uint64_t ts_ns, int delta)
+/* One object allocated at ts_ns (sign +1) or freed (sign -1, ts_ns = its
+ * allocation time), standing for w objects. */
+static void cohort_add(struct acc *a, uint64_t ts_ns, int sign, uint32_t w)
 {
 	uint64_t c = ts_ns / AGE_COHORT_NS;
 
 	cohort_advance(a, c);
-	if (c + AGE_COHORTS <= a->cohort_head)
-		a->cohort_older += delta;
-	else
-		a->cohort[c % AGE_COHORTS] += delta;
+	if (c + AGE_COHORTS <= a->cohort_head) {
+		a->cohort_older += sign * (int64_t)w;
+		a->tcohort_older += sign;
+	} else {
+		a->cohort[c % AGE_COHORTS] += sign * (int32_t)w;
+		a->tcohort[c % AGE_COHORTS] += sign;
+	}
+}
+
+static int64_t old_in(const int32_t *ring, int64_t older, uint64_t head, uint64_t cutoff_ns)
+{
+	int64_t n = older;
+	uint64_t c, first;
+
+	first = head >= AGE_COHORTS - 1 ? head - (AGE_COHORTS - 1) : 0;
+	/* whole cohorts that ended by the cutoff */
+	for (c = first; c <= head; c++)
+		if ((c + 1) * AGE_COHORT_NS <= cutoff_ns)
+			n += ring[c % AGE_COHORTS];
+	return n > 0 ? n : 0;
 }
 
 int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns)
 {
-	int64_t n = a->cohort_older;
-	uint64_t c, first;
+	return old_in(a->cohort, a->cohort_older, a->cohort_head, cutoff_ns);
+}
 
-	first = a->cohort_head >= AGE_COHORTS - 1 ? a->cohort_head - (AGE_COHORTS - 1) : 0;
-	/* whole cohorts that ended by the cutoff */
-	for (c = first; c <= a->cohort_head; c++)
-		if ((c + 1) * AGE_COHORT_NS <= cutoff_ns)
-			n += a->cohort[c % AGE_COHORTS];
-	return n > 0 ? n : 0;
+int64_t acc_old_tracked(const struct acc *a, uint64_t cutoff_ns)
+{
+	return old_in(a->tcohort, a->tcohort_older, a->cohort_head, cutoff_ns);
 }
 
 void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns)
@@ -267,6 +282,7 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 {
 	const struct wtable_rules *ru = &wt->rules;
 	uint64_t end = r->start_ns + wt->window_ns, p50, age;
+	int64_t tracked;
 	uint32_t b;
 
 	for (b = 0; b < HIST_BUCKETS; b++)
@@ -286,9 +302,11 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 		age = (uint64_t)(ru->age_lifetimes * (double)p50);
 	r->age_ns = age;
 	r->old_objs = end > age ? acc_old_objs(a, end - age) : 0;
+	tracked = end > age ? acc_old_tracked(a, end - age) : 0;
 	/* a rise starts where the old population last fell or was empty */
 	if (r->old_objs < a->old_last || !r->old_objs || !a->old_start_ns) {
 		a->old_start = r->old_objs;
+		a->old_start_tracked = tracked;
 		a->old_start_ns = end;
 		a->old_steps = 0;
 		a->old_max_step = 0;
@@ -303,6 +321,7 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	}
 	a->old_last = r->old_objs;
 	r->old_rise = r->old_objs - a->old_start;
+	r->old_rise_tracked = tracked - a->old_start_tracked;
 	r->old_steps = a->old_steps;
 	r->old_max_step = a->old_max_step;
 	r->old_rise_allocs = a->total_allocs - a->old_start_allocs;
@@ -670,15 +689,20 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 	if (src->cohort_head > dst->cohort_head)
 		cohort_advance(dst, src->cohort_head);
 	dst->cohort_older += src->cohort_older;
+	dst->tcohort_older += src->tcohort_older;
 	for (i = 0; i < AGE_COHORTS; i++) {
 		uint64_t c = src->cohort_head >= i ? src->cohort_head - i : 0;
+		uint32_t k = c % AGE_COHORTS;
 
-		if (src->cohort_head < i || !src->cohort[c % AGE_COHORTS])
+		if (src->cohort_head < i || (!src->cohort[k] && !src->tcohort[k]))
 			continue;
-		if (c + AGE_COHORTS <= dst->cohort_head)
-			dst->cohort_older += src->cohort[c % AGE_COHORTS];
-		else
-			dst->cohort[c % AGE_COHORTS] += src->cohort[c % AGE_COHORTS];
+		if (c + AGE_COHORTS <= dst->cohort_head) {
+			dst->cohort_older += src->cohort[k];
+			dst->tcohort_older += src->tcohort[k];
+		} else {
+			dst->cohort[k] += src->cohort[k];
+			dst->tcohort[k] += src->tcohort[k];
+		}
 	}
 	if (!dst->first_ns || (src->first_ns && src->first_ns < dst->first_ns))
 		dst->first_ns = src->first_ns;
@@ -1064,7 +1088,7 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_objs += w;
 		a->live_bytes += (int64_t)w * e->slab.bytes_alloc;
 		a->total_allocs += w;
-		cohort_add(a, e->ts_ns, (int)w);
+		cohort_add(a, e->ts_ns, 1, w);
 		return;
 	}
 	s->frees += w;
@@ -1073,7 +1097,7 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 	a->live_bytes -= (int64_t)w * e->slab.bytes_alloc;
 	a->total_frees += w;
 	cohort_add(a, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0),
-		   -(int)w);
+		   -1, w);
 	if (e->flags & CS_F_UNSEEN) {
 		/* freed some time before: no lifetime, no CPU to compare */
 		s->unseen_frees += w;
@@ -1198,7 +1222,8 @@ static void kv_pool_new(struct wtable *wt, struct acc *a, const struct cs_event 
 	a->live_objs = 0;
 	a->live_bytes = 0;
 	memset(a->cohort, 0, sizeof(a->cohort));
-	a->cohort_older = 0;
+	memset(a->tcohort, 0, sizeof(a->tcohort));
+	a->cohort_older = a->tcohort_older = 0;
 	if (wt->st.kv_blocks + e->kv.block > KV_BLOCK_BUDGET) {
 		reject(wt, e, REJ_KV_BUDGET);
 		return;
@@ -1241,7 +1266,7 @@ static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const stru
 		a->live_objs++;
 		a->live_bytes += a->kv_block_bytes;
 		a->total_allocs++;
-		cohort_add(a, e->ts_ns, 1);
+		cohort_add(a, e->ts_ns, 1, 1);
 		a->kv_use_ts[b] = e->ts_ns;
 		a->kv_use_cpu[b] = e->cpu;
 		break;
@@ -1253,7 +1278,7 @@ static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const stru
 		s->bytes_freed += a->kv_block_bytes;
 		s->lifetime_hist[hist_bucket(e->ts_ns > a->kv_use_ts[b] ?
 					     e->ts_ns - a->kv_use_ts[b] : 0)]++;
-		cohort_add(a, a->kv_use_ts[b], -1);
+		cohort_add(a, a->kv_use_ts[b], -1, 1);
 		if (a->kv_use_cpu[b] == e->cpu)
 			s->same_cpu_frees++;
 		else

@@ -118,14 +118,17 @@ struct acc {
 	uint32_t grow_n, grow_head;
 	uint32_t grew_windows;	/* consecutive active windows with net growth */
 	uint32_t label_counts[8];	/* vectors of this key per label (analysis) */
-	/* live objects by allocation cohort (AGE_COHORT_NS each, ring) */
-	int32_t cohort[AGE_COHORTS];
+	/* live objects by allocation cohort (AGE_COHORT_NS each, ring):
+	 * weighted (each tracked object stands for 2^shift) and tracked
+	 * (records: how much evidence there is behind the estimate) */
+	int32_t cohort[AGE_COHORTS], tcohort[AGE_COHORTS];
 	uint64_t cohort_head;	/* newest cohort held */
-	int64_t cohort_older;	/* live objects older than the ring */
+	int64_t cohort_older, tcohort_older;	/* live objects older than the ring */
 	uint32_t life_hist[HIST_BUCKETS];	/* lifetimes, halved every 100 windows */
 	uint32_t life_windows;
 	/* the old population at the end of recent windows */
 	int64_t old_start;	/* at the start of the current rise */
+	int64_t old_start_tracked;	/* the same in tracked objects */
 	uint64_t old_start_ns;	/* when it started (a window's end) */
 	uint64_t old_first_step_ns, old_last_step_ns;	/* its first and last rise */
 	uint32_t old_steps;	/* windows of the rise in which it rose */
@@ -172,6 +175,8 @@ struct wrow {
 					 * every 100 windows), not one window */
 	int64_t old_objs;
 	int64_t old_rise;
+	int64_t old_rise_tracked;	/* of which tracked objects (records; the
+					 * same as old_rise where nothing is sampled) */
 	double old_rise_s;	/* from its first rise to its last */
 	double old_quiet_s;	/* since its last rise */
 	double old_warmup_s;	/* from the key's first event to the allocations
@@ -304,6 +309,8 @@ void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns);
 
 /* Live objects of a key allocated at or before cutoff_ns (never negative). */
 int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns);
+/* The same in tracked objects (records, unweighted). */
+int64_t acc_old_tracked(const struct acc *a, uint64_t cutoff_ns);
 
 /* t0_ns is the start of window 0.  resolve names a new key (may be NULL).
  * Returns NULL when out of memory. */

@@ -318,6 +318,14 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	e.sample = 8;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
+	/* where the records behind the rise are known, they count: objects
+	 * tracked one by one before the sampling went up to 1 in 64 */
+	e.sample = 64;
+	e.old_rise_tracked = 90;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
+	e.old_rise_tracked = 6;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	e.old_rise_tracked = 0;
 	e.sample = 0;
 	/* 100 objects left over from 30 000 skb allocs: a residue of churn
 	 * (buffers queued in sockets), not a leak */

@@ -857,6 +857,18 @@ static void acc_old_objs__cohorts_and_older__counted_by_cutoff(void **state)
 	assert_int_equal(a->live_objs, 2);
 	assert_int_equal(acc_old_objs(a, T0 + 19000 * MS), 1);
 	assert_int_equal(acc_old_objs(a, T0 + 21000 * MS), 2);
+	assert_int_equal(acc_old_tracked(a, T0 + 21000 * MS), 2);
+	/* a sampled object (1 in 16) stands for 16, and is one record */
+	e = alloc_ev(T0 + 20002 * MS, 0x4000, 0, 200, 0xaa);
+	e.slab.shift = 4;
+	wtable_add(wt, &e);
+	assert_int_equal(acc_old_objs(a, T0 + 21000 * MS), 18);
+	assert_int_equal(acc_old_tracked(a, T0 + 21000 * MS), 3);
+	e = free_ev(T0 + 20003 * MS, 0x4000, 0, 0, 1 * MS);
+	e.slab.shift = 4;
+	wtable_add(wt, &e);
+	assert_int_equal(acc_old_objs(a, T0 + 21000 * MS), 2);
+	assert_int_equal(acc_old_tracked(a, T0 + 21000 * MS), 2);
 	wtable_free(wt);
 }
 
