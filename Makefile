@@ -340,7 +340,7 @@ fuzz-bins: $(FUZZ_BINS)
 fuzz: fuzz-bins
 	$(Q)./tests/fuzz/run.sh $(FUZZ_OUT) $(FUZZ_TIME) $(FUZZERS)
 
-integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload
+integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload $(OUTPUT)/tests/helpers/leakclose.so
 	$(Q)./tests/run.sh integration
 
 # set-up first, then build, then run: a fresh machine needs the packages
