@@ -16,6 +16,7 @@
 #include "args.h"
 #include "cachescope.h"
 #include "metrics.h"
+#include "strutil.h"
 
 const char *argp_program_version = "cachescoped " CACHESCOPED_VERSION;
 static const char doc[] =
@@ -122,17 +123,11 @@ void env_defaults(struct env *env)
 static int parse_long(const char *opt, const char *arg, long min, long max,
 		      long *out)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
+	if (str_to_long(arg, min, max, out)) {
 		fprintf(stderr, "cachescoped: invalid --%s '%s': expected an integer in %ld..%ld\n",
 			opt, arg, min, max);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 

@@ -8,9 +8,10 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include "proto.h"
 
 #define ENV_MAX_PIDS 1024
-#define ENV_DEFAULT_SOCKET "/run/cachescope.sock"
+#define ENV_DEFAULT_SOCKET PROTO_DEFAULT_SOCKET
 #define CACHESCOPED_VERSION "0.1"
 
 enum tp_mode {
