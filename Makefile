@@ -28,9 +28,12 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 CFLAGS ?= -g -O2
+# json-c: the JSON answers of the control socket and the CLI
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
-	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd
+	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE $(JSONC_CFLAGS)
+LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd $(JSONC_LIBS)
 # the system include dirs clang would search for the host, so that libbpf's
 # usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -42,7 +45,7 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd
+	metrics httpd report rows cli
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -53,7 +56,7 @@ KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvca
 	$(OUTPUT)/daemon/strutil.o
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
-ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
+ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
 	$(OUTPUT)/tests/helpers/harness.o \
@@ -134,9 +137,9 @@ $(OUTPUT)/kvref: $(KVREF_OBJS)
 	$(Q)$(CC) $(CFLAGS) -rdynamic $^ -lm -lpthread -ldl -o $@
 
 # the CLI escapes what it prints with the daemon's helper
-$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OUTPUT)/daemon/strutil.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(JSONC_LIBS) -o $@
 
 # ---- tests: one binary per module, linked with that module alone ----
 
@@ -145,8 +148,14 @@ $(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o $
 $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/metrics.o
 $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
-$(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
+$(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(OUTPUT)/daemon/report.o \
+	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
+$(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(OUTPUT)/daemon/rows.o
+$(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
 	$(OUTPUT)/daemon/loop.o
@@ -283,8 +292,9 @@ FUZZERS :=
 
 FUZZERS += ingest
 $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c daemon/window.c \
-	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c
-FUZZ_EXTRA_fuzz_ingest := -lm
+	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c \
+	daemon/report.c
+FUZZ_EXTRA_fuzz_ingest := -lm $(JSONC_LIBS)
 
 FUZZERS += args
 $(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c

@@ -42,6 +42,7 @@ struct env {
 	long min_pts;
 	long history_s;
 	long history_max;	/* vectors kept for clustering at most */
+	long export_mb;		/* MiB of CSV rows kept for export */
 	long max_keys;		/* keys tracked apart at most */
 	long fold_ms;		/* processes younger than this count under their
 				 * command's family; 0: never */

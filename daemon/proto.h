@@ -18,6 +18,8 @@
 #define PROTO_DEFAULT_SOCKET "/run/cachescope.sock"
 #define PROTO_JSON "json"
 #define PROTO_ERROR "error: "
+/* bytes of a request line, newline included */
+#define PROTO_MAX_REQUEST 256
 
 enum proto_cmd {
 	CMD_STATUS,	/* counters; "stats" is the same */
