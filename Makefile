@@ -50,7 +50,7 @@ UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
-	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus
+	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_cli_live
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o) \
 	$(OUTPUT)/daemon/strutil.o
@@ -59,6 +59,7 @@ BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/ne
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
+	$(OUTPUT)/tests/test_cli_live.o \
 	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
@@ -174,6 +175,7 @@ $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpe
 $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
 $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_cli_live: $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 
