@@ -299,7 +299,7 @@ $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c daemon/window.c
 FUZZ_EXTRA_fuzz_ingest := -lm $(JSONC_LIBS)
 
 FUZZERS += args
-$(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c
+$(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c daemon/metrics.c
 
 FUZZERS += rules
 $(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c

@@ -140,9 +140,17 @@ static int ask(const char *path, const char *req, char **out, size_t *outlen)
 	return 0;
 }
 
+#define TRUNCATED "\nerror: reply truncated\n"
+
 /* An answer that is an error: said, and CLI_EDAEMON; else 0. */
-static int answer_error(const char *reply)
+static int answer_error(const char *reply, size_t len)
 {
+	size_t t = strlen(TRUNCATED);
+
+	/* the daemon's reply bound (control.h) cut it */
+	if (len >= t && !memcmp(reply + len - t, TRUNCATED, t))
+		return fail(CLI_EDAEMON, "the answer was cut at the daemon's reply bound (%zu bytes)",
+			    len);
 	if (json_mode && reply[0] == '{') {
 		json_object *o = json_tokener_parse(reply), *e;
 		int rc = 0;
@@ -166,7 +174,7 @@ static int answer_error(const char *reply)
 
 static int print_answer(const char *reply, size_t len)
 {
-	int rc = answer_error(reply);
+	int rc = answer_error(reply, len);
 	char *safe;
 
 	if (rc)
@@ -185,8 +193,7 @@ static int print_answer(const char *reply, size_t len)
 		return fail(CLI_EDAEMON, "cannot print the answer: out of memory");
 	fputs(str_escape_mem(safe, STR_ESC_SIZE(len), reply, len, STR_KEEP_NL), stdout);
 	free(safe);
-	/* a reply cut by the daemon's bound ends so */
-	return strstr(reply, "\nerror: reply truncated\n") ? CLI_EDAEMON : CLI_OK;
+	return CLI_OK;
 }
 
 /* export: the CSV text of the answer into file, whole or not at all. */
@@ -344,7 +351,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (c.cmd == CMD_EXPORT) {
-		rc = answer_error(reply);
+		rc = answer_error(reply, len);
 		if (!rc)
 			rc = write_export(&c, reply, len);
 	} else {
