@@ -354,6 +354,12 @@ clean:
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
 
+# the control protocol's request lines and error answers (report.c)
+FUZZERS += request
+$(FUZZ_OUT)/fuzz_request: tests/fuzz/fuzz_request.c daemon/report.c daemon/classify.c \
+	daemon/window.c daemon/strutil.c
+FUZZ_EXTRA_fuzz_request := -lm $(JSONC_LIBS)
+
 # libFuzzer harness of the control protocol's requests (make fuzz)
 FUZZERS += control
 $(FUZZ_OUT)/fuzz_control: tests/fuzz/fuzz_control.c daemon/control.c daemon/loop.c
