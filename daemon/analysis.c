@@ -13,7 +13,6 @@
 #include <time.h>
 #include "../cluster/dbscan.h"
 #include "analysis.h"
-#include "strutil.h"
 
 void analysis_init(struct analysis *a, const struct rules *rules,
 		   const struct analysis_params *p)
