@@ -28,9 +28,12 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 CFLAGS ?= -g -O2
+# json-c: the JSON answers of the control socket and the CLI
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
-	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd
+	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE $(JSONC_CFLAGS)
+LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd $(JSONC_LIBS)
 # the system include dirs clang would search for the host, so that libbpf's
 # usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -42,21 +45,23 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd csvread offline
+	metrics httpd csvread offline report rows cli
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
-	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_plot
+	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_plot \
+	$(OUTPUT)/tests/test_cli_live
 
-KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
+KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o) \
+	$(OUTPUT)/daemon/strutil.o
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
-ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/offline.o \
+ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OUTPUT)/tools/offline.o \
 	$(OUTPUT)/tools/svg.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
-	$(OUTPUT)/tests/test_plot.o \
+	$(OUTPUT)/tests/test_plot.o $(OUTPUT)/tests/test_cli_live.o \
 	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
@@ -139,21 +144,29 @@ $(OUTPUT)/kvref: $(KVREF_OBJS)
 # (cluster, plot) run the daemon's features, rules and DBSCAN over CSV
 OFFLINE_OBJS := $(addprefix $(OUTPUT)/,tools/offline.o tools/svg.o daemon/csvread.o \
 	daemon/analysis.o daemon/features.o daemon/classify.o daemon/window.o cluster/dbscan.o)
-$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OFFLINE_OBJS) $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OFFLINE_OBJS) \
+	$(OUTPUT)/daemon/strutil.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(JSONC_LIBS) -lm -o $@
 
 # ---- tests: one binary per module, linked with that module alone ----
 
-$(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o $(OUTPUT)/daemon/metrics.o
+$(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o $(OUTPUT)/daemon/metrics.o \
+	$(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/metrics.o
 $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
-$(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
+$(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_csvread: $(OUTPUT)/tests/test_csvread.o $(OUTPUT)/daemon/csvread.o \
-	$(OUTPUT)/daemon/csv.o
+	$(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_offline: $(OUTPUT)/tests/test_offline.o $(OFFLINE_OBJS) $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(OUTPUT)/daemon/report.o \
+	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
+$(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(OUTPUT)/daemon/rows.o
+$(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
 	$(OUTPUT)/daemon/loop.o
@@ -174,6 +187,7 @@ $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests
 $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
 # cachescope plot rendered by headless Chromium (no BPF)
 $(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o
+$(OUTPUT)/tests/test_cli_live: $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 
@@ -298,11 +312,12 @@ FUZZERS :=
 
 FUZZERS += ingest
 $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c daemon/window.c \
-	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c
-FUZZ_EXTRA_fuzz_ingest := -lm
+	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c \
+	daemon/report.c
+FUZZ_EXTRA_fuzz_ingest := -lm $(JSONC_LIBS)
 
 FUZZERS += args
-$(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c
+$(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c daemon/metrics.c
 
 FUZZERS += rules
 $(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c
@@ -359,6 +374,12 @@ clean:
 	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) $(FUZZ_OUT)
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
+
+# the control protocol's request lines and error answers (report.c)
+FUZZERS += request
+$(FUZZ_OUT)/fuzz_request: tests/fuzz/fuzz_request.c daemon/report.c daemon/classify.c \
+	daemon/window.c daemon/strutil.c
+FUZZ_EXTRA_fuzz_request := -lm $(JSONC_LIBS)
 
 # libFuzzer harness of the control protocol's requests (make fuzz)
 FUZZERS += control

@@ -13,7 +13,6 @@
 #include <time.h>
 #include "../cluster/dbscan.h"
 #include "analysis.h"
-#include "strutil.h"
 
 void analysis_init(struct analysis *a, const struct rules *rules,
 		   const struct analysis_params *p)
@@ -490,50 +489,3 @@ out:
 	return err;
 }
 
-static int cluster_cmp(const void *x, const void *y)
-{
-	const struct cluster_info *p = x, *q = y;
-
-	return p->id - q->id;
-}
-
-void analysis_print_clusters(const struct analysis *a, FILE *out)
-{
-	struct cluster_info *sorted;
-	size_t i;
-
-	fprintf(out, "clusters: %zu over %zu vectors (%u noise), eps %.3f, min_pts %u, run %llu took %.1f ms\n",
-		a->nclusters, a->n, a->noise, a->eps, a->min_pts,
-		(unsigned long long)a->runs, a->last_run_ms);
-	if (a->noise) {
-		unsigned int counts[LABEL_COUNT] = { 0 }, l;
-
-		for (i = 0; i < a->n; i++)
-			if (a->v[i].cluster == CLUSTER_NOISE)
-				counts[a->v[i].label]++;
-		fprintf(out, "noise: %u points:", a->noise);
-		for (l = 0; l < LABEL_COUNT; l++)
-			fprintf(out, " %s %u", label_name(l), counts[l]);
-		fputc('\n', out);
-	}
-	if (!a->nclusters)
-		return;
-	sorted = malloc(a->nclusters * sizeof(*sorted));
-	if (!sorted)
-		return;
-	memcpy(sorted, a->clusters, a->nclusters * sizeof(*sorted));
-	qsort(sorted, a->nclusters, sizeof(*sorted), cluster_cmp);
-	fprintf(out, "%4s %-13s %6s %-40s %-34s %s\n", "id", "label", "size", "keys",
-		"centroid (freq hot entr loc numa)", "reason");
-	for (i = 0; i < a->nclusters; i++) {
-		const struct cluster_info *c = &sorted[i];
-		/* keys and reasons name what processes chose: for a terminal */
-		char keys[STR_ESC_SIZE(sizeof(c->keys))], why[STR_ESC_SIZE(sizeof(c->reason))];
-
-		fprintf(out, "%4d %-13s %6u %-40.40s %.2f %.2f %.2f %.2f %.2f %s\n", c->id,
-			label_name(c->label), c->size, str_escape(keys, sizeof(keys), c->keys, 0),
-			c->centroid[0], c->centroid[1], c->centroid[2], c->centroid[3],
-			c->centroid[4], str_escape(why, sizeof(why), c->reason, 0));
-	}
-	free(sorted);
-}

@@ -101,6 +101,6 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
  * Returns the number of clusters or -errno. */
 int analysis_recluster(struct analysis *a, uint64_t now_window);
 
-void analysis_print_clusters(const struct analysis *a, FILE *out);
+/* The cluster table is rendered by report.h (report_clusters). */
 
 #endif

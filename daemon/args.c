@@ -16,6 +16,7 @@
 #include "args.h"
 #include "cachescope.h"
 #include "metrics.h"
+#include "strutil.h"
 
 const char *argp_program_version = "cachescoped " CACHESCOPED_VERSION;
 static const char doc[] =
@@ -26,7 +27,8 @@ static const char doc[] =
 "clusters the recent vectors with DBSCAN every second and labels them\n"
 "thrash, false_sharing, leak or normal with a reason.  Needs root (or\n"
 "CAP_BPF + CAP_PERFMON) and a kernel with BTF.  SIGUSR1 prints the cluster\n"
-"table; the cachescope CLI asks for it over the control socket.\n"
+"table; SIGHUP re-reads --rules; the cachescope CLI asks over the control\n"
+"socket.\n"
 "\n"
 "Examples:\n"
 "  cachescoped --duration 10 --csv /tmp/cs.csv\n"
@@ -57,6 +59,7 @@ enum {
 	OPT_SAMPLE,
 	OPT_SAMPLE_BUDGET,
 	OPT_USAGE,
+	OPT_EXPORT_MB,
 	OPT_METRICS_ADDR,
 };
 
@@ -80,6 +83,7 @@ static const struct argp_option options[] = {
 	{ "eps", OPT_EPS, "X", 0, "DBSCAN radius in the scaled feature space, (0, 2.24] (default 0.08)", 0 },
 	{ "min-pts", OPT_MIN_PTS, "N", 0, "DBSCAN core-point threshold, itself included (default 5)", 0 },
 	{ "history-s", OPT_HISTORY, "SEC", 0, "Re-cluster the vectors of the last SEC seconds (default 60)", 0 },
+	{ "export-mb", OPT_EXPORT_MB, "MB", 0, "Keep the newest MB MiB of CSV rows for 'cachescope export' (default 16; 0: none kept)", 0 },
 	{ "history-max", OPT_HISTORY_MAX, "N", 0, "Keep at most N vectors for clustering; past it the oldest go first and the history is shorter (default 16384)", 0 },
 	{ "max-keys", OPT_MAX_KEYS, "N", 0, "Track at most N keys apart; past it the longest idle are merged into their cache's 'others' key (default 4096)", 0 },
 	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
@@ -112,6 +116,7 @@ void env_defaults(struct env *env)
 	env->min_pts = 5;
 	env->history_s = 60;
 	env->history_max = 16384;
+	env->export_mb = 16;
 	env->max_keys = 4096;
 	env->fold_ms = 1000;
 	env->sample_shift = -1;
@@ -122,17 +127,11 @@ void env_defaults(struct env *env)
 static int parse_long(const char *opt, const char *arg, long min, long max,
 		      long *out)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
+	if (str_to_long(arg, min, max, out)) {
 		fprintf(stderr, "cachescoped: invalid --%s '%s': expected an integer in %ld..%ld\n",
 			opt, arg, min, max);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 
@@ -237,6 +236,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return parse_long("history-s", arg, 1, 3600, &env->history_s) ? EINVAL : 0;
 	case OPT_HISTORY_MAX:
 		return parse_long("history-max", arg, 256, 1l << 24, &env->history_max) ? EINVAL : 0;
+	case OPT_EXPORT_MB:
+		return parse_long("export-mb", arg, 0, 1024, &env->export_mb) ? EINVAL : 0;
 	case OPT_MAX_KEYS:
 		return parse_long("max-keys", arg, 64, 1l << 22, &env->max_keys) ? EINVAL : 0;
 	case OPT_FOLD_MS:

@@ -8,9 +8,10 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include "proto.h"
 
 #define ENV_MAX_PIDS 1024
-#define ENV_DEFAULT_SOCKET "/run/cachescope.sock"
+#define ENV_DEFAULT_SOCKET PROTO_DEFAULT_SOCKET
 #define CACHESCOPED_VERSION "0.1"
 
 enum tp_mode {
@@ -41,6 +42,7 @@ struct env {
 	long min_pts;
 	long history_s;
 	long history_max;	/* vectors kept for clustering at most */
+	long export_mb;		/* MiB of CSV rows kept for export */
 	long max_keys;		/* keys tracked apart at most */
 	long fold_ms;		/* processes younger than this count under their
 				 * command's family; 0: never */

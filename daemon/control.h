@@ -13,14 +13,18 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "loop.h"
+#include "proto.h"
 
 typedef void (*control_cmd_fn)(const char *cmd, FILE *out, void *ctx);
 
-#define CONTROL_MAX_REQUEST 256		/* bytes of a request line, newline included */
+#define CONTROL_MAX_REQUEST PROTO_MAX_REQUEST
 #define CONTROL_MAX_CLIENTS 16
 #define CONTROL_REQUEST_MS 2000		/* from accept to the whole request */
 #define CONTROL_REPLY_MS 10000		/* from the request to the whole reply read */
-#define CONTROL_MAX_REPLY (8u << 20)
+/* bytes of a reply: a longer one is cut and ends "error: reply truncated".
+ * The daemon raises it to hold a whole export (--export-mb); each reply
+ * lives in memory only while its client reads it. */
+#define CONTROL_MAX_REPLY (32u << 20)
 
 struct control_limits {
 	size_t max_request;

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "csv.h"
+#include "strutil.h"
 
 /* complete rows are written once this many bytes wait */
 #define CSV_BUF_BYTES 65536
@@ -42,6 +43,8 @@ struct csv {
 	off_t off;		/* bytes of complete rows in the file */
 	bool first;		/* no field yet in this row */
 	bool said;		/* csv_flush returned the error */
+	void (*row_fn)(const char *row, size_t len, void *ctx);
+	void *row_ctx;
 	struct csv_stats st;
 };
 
@@ -74,6 +77,25 @@ fail:
 	free(c->path);
 	free(c);
 	return err;
+}
+
+int csv_new_mem(struct csv **out)
+{
+	struct csv *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->fd = -1;
+	c->first = true;
+	*out = c;
+	return 0;
+}
+
+void csv_set_row_fn(struct csv *c, void (*fn)(const char *row, size_t len, void *ctx),
+		    void *ctx)
+{
+	c->row_fn = fn;
+	c->row_ctx = ctx;
 }
 
 static bool grow(char **p, size_t *cap, size_t need)
@@ -152,22 +174,34 @@ size_t csv_quote(char *buf, size_t n, const char *s)
 
 void csv_str(struct csv *c, const char *s)
 {
-	char small[256], *buf = small;
-	size_t need;
+	char small[256], esc_small[512], *buf = small, *esc = esc_small;
+	size_t need, en = STR_ESC_SIZE(strlen(s));
 
 	field_sep(c);
-	need = csv_quote(small, sizeof(small), s);
+	/* the names of other processes: escaped as in text and JSON (strutil.h) */
+	if (en > sizeof(esc_small)) {
+		esc = malloc(en);
+		if (!esc) {
+			c->row_bad = true;
+			return;
+		}
+	}
+	str_escape(esc, en < sizeof(esc_small) ? sizeof(esc_small) : en, s, 0);
+	need = csv_quote(small, sizeof(small), esc);
 	if (need >= sizeof(small)) {
 		buf = malloc(need + 1);
 		if (!buf) {
 			c->row_bad = true;
-			return;
+			goto out;
 		}
-		csv_quote(buf, need + 1, s);
+		csv_quote(buf, need + 1, esc);
 	}
 	row_put(c, buf, need);
 	if (buf != small)
 		free(buf);
+out:
+	if (esc != esc_small)
+		free(esc);
 }
 
 void csv_u64(struct csv *c, uint64_t v)
@@ -233,7 +267,13 @@ static void buf_write(struct csv *c)
 void csv_end_row(struct csv *c)
 {
 	row_put(c, "\n", 1);
-	if (c->row_bad || c->st.err || !grow(&c->buf, &c->bcap, c->blen + c->len)) {
+	if (c->row_fn && !c->row_bad)
+		c->row_fn(c->row, c->len, c->row_ctx);
+	if (c->fd < 0) {
+		/* no file: the row function had it */
+		if (!c->row_bad)
+			c->st.rows++;
+	} else if (c->row_bad || c->st.err || !grow(&c->buf, &c->bcap, c->blen + c->len)) {
 		c->st.lost++;
 	} else {
 		memcpy(c->buf + c->blen, c->row, c->len);
@@ -249,7 +289,7 @@ void csv_end_row(struct csv *c)
 
 int csv_flush(struct csv *c)
 {
-	if (c->blen)
+	if (c->fd >= 0 && c->blen)
 		buf_write(c);
 	/* the error may have come from csv_end_row's write: said here, once */
 	if (!c->st.err || c->said)

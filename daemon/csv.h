@@ -6,6 +6,7 @@
 #ifndef CS_CSV_H
 #define CS_CSV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct csv;
@@ -20,8 +21,18 @@ struct csv_stats {
  * O_CLOEXEC.  Returns 0 or -errno. */
 int csv_open(const char *path, struct csv **out);
 
-/* String fields are quoted as RFC 4180 says and neutralised as formulas
- * (see csv_quote). */
+/* A CSV with no file: each complete row only goes to the row function
+ * (csv_set_row_fn); nothing is kept.  Returns 0 or -ENOMEM. */
+int csv_new_mem(struct csv **out);
+/* Hand every complete row from now on (its text with the newline, len
+ * bytes) to fn, whether or not a file gets it too; NULL: none. */
+void csv_set_row_fn(struct csv *c, void (*fn)(const char *row, size_t len, void *ctx),
+		    void *ctx);
+
+/* String fields are escaped as the terminal's text is (str_escape: bytes
+ * that are not valid UTF-8 or that a terminal would act on become \xNN,
+ * a backslash \\), then quoted as RFC 4180 says and neutralised as
+ * formulas (see csv_quote). */
 void csv_str(struct csv *c, const char *s);
 void csv_u64(struct csv *c, uint64_t v);
 void csv_i64(struct csv *c, int64_t v);

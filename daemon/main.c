@@ -30,6 +30,9 @@
 #include "metrics.h"
 #include "kstate.h"
 #include "privs.h"
+#include "proto.h"
+#include "report.h"
+#include "rows.h"
 #include "loader.h"
 #include "log.h"
 #include "strutil.h"
@@ -43,16 +46,6 @@
  * before the end have been submitted. */
 #define TICK_SLACK_NS 2000000ull
 
-struct snap_row {
-	char domain[8];
-	char name[64];
-	char file[CS_CACHE_NAME_LEN];
-	char comm[CS_COMM_LEN];
-	uint32_t tgid;
-	uint64_t allocs, frees, page_adds, page_dels, refaults;
-	int64_t live;
-};
-
 struct daemon {
 	struct env env;
 	struct loader ld;
@@ -62,6 +55,8 @@ struct daemon {
 	bool driving;			/* runs kvref (--workload) */
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
+	struct csv *mem_csv;		/* rows for export when there is no --csv file */
+	struct rows rows;		/* the newest CSV rows, for 'cachescope export' */
 	struct csv_stats csv_st;	/* at commit */
 	bool csv_done;
 	char host[256];			/* the CSV's host column (gethostname) */
@@ -86,9 +81,9 @@ struct daemon {
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
 	bool stop;
 	/* rows of the last closed window, for 'cachescope top' */
-	struct snap_row *snap;
-	size_t snap_n, snap_cap;
-	uint64_t snap_window;
+	struct report_snap snap;
+	uint64_t t0;			/* CLOCK_MONOTONIC start of window 0 */
+	uint64_t reloads;		/* rules re-read (reload, SIGHUP) */
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -217,15 +212,6 @@ static const char *csv_columns[] = {
 	"window_drops", "sample", "host",
 };
 
-/* The tgid column of a key: the process, or what stands for many. */
-static const char *tgid_str(uint32_t tgid, char *buf, size_t n)
-{
-	if (tgid == CS_TGID_OTHER || tgid_is_family(tgid))
-		return tgid_kind(tgid);
-	snprintf(buf, n, "%u", tgid);
-	return buf;
-}
-
 static void csv_header(struct csv *c)
 {
 	size_t i;
@@ -235,12 +221,11 @@ static void csv_header(struct csv *c)
 	csv_end_row(c);
 }
 
-static void csv_row(struct daemon *d, const struct wrow *r,
+static void csv_row(struct daemon *d, struct csv *c, const struct wrow *r,
 		    const struct vec_entry *v)
 {
 	const struct acc *a = r->acc;
 	const struct wslot *s = r->s;
-	struct csv *c = d->csv;
 
 	csv_dbl(c, (double)(r->start_ns + d->real_off_ns) / NSEC, 3);
 	csv_u64(c, r->window);
@@ -319,37 +304,6 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	csv_end_row(c);
 }
 
-static void snap_add(struct daemon *d, const struct wrow *r)
-{
-	struct snap_row *sr;
-
-	if (r->window != d->snap_window) {
-		d->snap_n = 0;
-		d->snap_window = r->window;
-	}
-	if (d->snap_n == d->snap_cap) {
-		size_t cap = d->snap_cap ? d->snap_cap * 2 : 256;
-		struct snap_row *n = realloc(d->snap, cap * sizeof(*n));
-
-		if (!n)
-			return;
-		d->snap = n;
-		d->snap_cap = cap;
-	}
-	sr = &d->snap[d->snap_n++];
-	snprintf(sr->domain, sizeof(sr->domain), "%s", domain_name(r->acc->key.domain));
-	memcpy(sr->name, r->acc->name, sizeof(sr->name));
-	memcpy(sr->file, r->acc->file, sizeof(sr->file));
-	memcpy(sr->comm, r->acc->comm, sizeof(sr->comm));
-	sr->tgid = r->acc->key.tgid;
-	sr->allocs = r->s->allocs;
-	sr->frees = r->s->frees;
-	sr->page_adds = r->s->page_adds;
-	sr->page_dels = r->s->page_dels;
-	sr->refaults = r->s->refaults;
-	sr->live = r->live_objs;
-}
-
 /* exec renames a process after its first keys were named: read its comm
  * again once a second */
 #define COMM_REFRESH_NS 1000000000ull
@@ -384,9 +338,9 @@ static void on_row(const struct wrow *r, void *ctx)
 	if (v && d->driving && wl_is_workload(&d->wl, r->acc->key.tgid))
 		wl_tally(&d->wl, r->start_ns, r->acc->file[0] ? r->acc->file : r->acc->name,
 			 v->label);
-	if (d->csv)
-		csv_row(d, r, v);
-	snap_add(d, r);
+	if (d->csv || d->mem_csv)
+		csv_row(d, d->csv ? d->csv : d->mem_csv, r, v);
+	report_snap_add(&d->snap, r);
 }
 
 /* ---- counters and tables ---- */
@@ -404,85 +358,71 @@ static void counts_read(struct daemon *d, struct counts *c)
 	wtable_get_stats(d->wt, &c->w);
 }
 
-/* Records of user-space probes rejected for their values, by reason. */
-static void print_rejected(const struct wtable_stats *w, FILE *out)
-{
-	unsigned int r;
-
-	fprintf(out, "usdt_rejected %" PRIu64 "\n", w->rejected);
-	for (r = 0; r < REJ_N; r++)
-		fprintf(out, "usdt_rejected_%s %" PRIu64 "\n", wtable_reject_name(r),
-			w->rejected_by[r]);
-	fprintf(out, "usdt_rejected_last_tgid %u\nkv_blocks %" PRIu64 "\nkv_queue_full %" PRIu64 "\n",
-		w->rejected_tgid, w->kv_blocks, w->kv_queue_full);
-}
-
-static void print_stats(struct daemon *d, FILE *out)
+/* The counters of 'cachescope status', in the order they are shown. */
+static void collect_stats(struct daemon *d, struct report_fields *f)
 {
 	struct control_stats cs;
 	struct loader_prog_stats ps;
+	struct rows_stats rs;
 	struct counts c;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	char name[48];
+	unsigned int r;
 
 	counts_read(d, &c);
 	loader_prog_stats(&d->ld, &ps, NULL, NULL);
-	fprintf(out, "uptime_s %.1f\n", (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC);
-	fprintf(out, "produced %" PRIu64 "\nconsumed %" PRIu64 "\ndropped %" PRIu64 "\n",
-		(uint64_t)c.k.produced, c.consumed, (uint64_t)c.k.dropped);
-	fprintf(out, "windows %" PRIu64 "\nrows %" PRIu64 "\nkeys %" PRIu64 "\nlate %" PRIu64 "\n",
-		c.w.windows, c.w.rows, c.w.keys, c.w.late);
-	fprintf(out, "free_unmatched %" PRIu64 "\nunseen_frees %" PRIu64 "\nrecursion_misses %" PRIu64 "\n",
-		(uint64_t)c.k.free_unmatched,
-		(uint64_t)(c.k.live_replaced + c.k.track_reclaimed), ps.recursion_misses);
-	fprintf(out, "sample_shift %u\nsample_shift_peak %u\nsample_slots %u\nsample_changes %" PRIu64 "\n",
-		d->smp.top_shift, d->smp.peak_shift, d->smp.sampled, d->smp.changes);
-	fprintf(out, "page_evictions %" PRIu64 "\n", (uint64_t)c.k.evictions);
-	fprintf(out, "keys_dropped %" PRIu64 "\nkeys_exited %" PRIu64 "\nkeys_idle_merged %" PRIu64
-		"\nkeys_evicted %" PRIu64 "\nothers_events %" PRIu64 "\n",
-		c.w.keys_dropped, c.w.keys_exited, c.w.keys_idle_merged, c.w.keys_evicted,
-		c.w.others_events);
-	fprintf(out, "history_vectors %zu\nhistory_s %.1f\nhistory_trimmed %" PRIu64 "\n",
-		d->an.n, analysis_history_s(&d->an, wtable_window_of(d->wt, now_ns(CLOCK_MONOTONIC)),
-					    d->env.window_ms * 1000000ull),
-		d->an.history_trimmed);
-	fprintf(out, "cluster_runs %" PRIu64 "\ncluster_ms %.1f\n", d->an.runs, d->an.last_run_ms);
-	fprintf(out, "gpu_records %" PRIu64 "\ncupti_dropped %" PRIu64 "\n",
-		d->gpu_records, d->cupti_dropped);
-	print_rejected(&c.w, out);
-	control_get_stats(d->ctl, &cs);
-	fprintf(out, "control_served %" PRIu64 "\ncontrol_timeouts %" PRIu64 "\ncontrol_denied %"
-		PRIu64 "\ncontrol_busy %" PRIu64 "\ncontrol_too_long %" PRIu64 "\n",
-		cs.served, cs.timeouts, cs.denied, cs.busy, cs.too_long);
-}
-
-static int snap_cmp(const void *a, const void *b)
-{
-	const struct snap_row *x = a, *y = b;
-	uint64_t ex = x->allocs + x->frees + x->page_adds + x->page_dels;
-	uint64_t ey = y->allocs + y->frees + y->page_adds + y->page_dels;
-
-	return ex < ey ? 1 : ex > ey ? -1 : strcmp(x->name, y->name);
-}
-
-static void print_top_window(struct daemon *d, FILE *out, long n)
-{
-	size_t i;
-
-	qsort(d->snap, d->snap_n, sizeof(*d->snap), snap_cmp);
-	fprintf(out, "window %" PRIu64 " (%ld ms)\n", d->snap_window, d->env.window_ms);
-	fprintf(out, "%-6s %-28s %-16s %8s %-16s %9s %9s %9s %9s %8s\n", "domain",
-		"key", "file", "tgid", "comm", "allocs", "frees", "live",
-		"pg_adds", "refaults");
-	for (i = 0; i < d->snap_n && (long)i < n; i++) {
-		const struct snap_row *r = &d->snap[i];
-		struct esc_names e;
-		char t[16];
-
-		fprintf(out, "%-6s %-28s %-16s %8s %-16s %9" PRIu64 " %9" PRIu64
-			" %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
-			r->domain, ESC(e.name, r->name), ESC(e.file, r->file),
-			tgid_str(r->tgid, t, sizeof(t)), ESC(e.comm, r->comm), r->allocs,
-			r->frees, r->live, r->page_adds, r->refaults);
+	report_dbl(f, "uptime_s", (double)(now - d->start_ns) / NSEC, 1);
+	report_u64(f, "produced", c.k.produced);
+	report_u64(f, "consumed", c.consumed);
+	report_u64(f, "dropped", c.k.dropped);
+	report_u64(f, "windows", c.w.windows);
+	report_u64(f, "rows", c.w.rows);
+	report_u64(f, "keys", c.w.keys);
+	report_u64(f, "late", c.w.late);
+	report_u64(f, "free_unmatched", c.k.free_unmatched);
+	report_u64(f, "unseen_frees", c.k.live_replaced + c.k.track_reclaimed);
+	report_u64(f, "recursion_misses", ps.recursion_misses);
+	report_u64(f, "sample_shift", d->smp.top_shift);
+	report_u64(f, "sample_shift_peak", d->smp.peak_shift);
+	report_u64(f, "sample_slots", d->smp.sampled);
+	report_u64(f, "sample_changes", d->smp.changes);
+	report_u64(f, "page_evictions", c.k.evictions);
+	report_u64(f, "keys_dropped", c.w.keys_dropped);
+	report_u64(f, "keys_exited", c.w.keys_exited);
+	report_u64(f, "keys_idle_merged", c.w.keys_idle_merged);
+	report_u64(f, "keys_evicted", c.w.keys_evicted);
+	report_u64(f, "others_events", c.w.others_events);
+	report_u64(f, "history_vectors", d->an.n);
+	report_dbl(f, "history_s", analysis_history_s(&d->an, wtable_window_of(d->wt, now),
+						      d->env.window_ms * 1000000ull), 1);
+	report_u64(f, "history_trimmed", d->an.history_trimmed);
+	rows_get_stats(&d->rows, &rs);
+	report_u64(f, "export_rows", rs.rows);
+	report_u64(f, "export_bytes", rs.bytes);
+	report_u64(f, "export_max_bytes", rs.max_bytes);
+	report_u64(f, "export_rows_evicted", rs.evicted);
+	report_u64(f, "export_rows_lost", rs.lost);
+	report_dbl(f, "export_oldest_ts", rs.oldest_ts, 3);
+	report_u64(f, "cluster_runs", d->an.runs);
+	report_dbl(f, "cluster_ms", d->an.last_run_ms, 1);
+	report_u64(f, "rules_reloads", d->reloads);
+	report_u64(f, "gpu_records", d->gpu_records);
+	report_u64(f, "cupti_dropped", d->cupti_dropped);
+	/* records of user-space probes rejected for their values, by reason */
+	report_u64(f, "usdt_rejected", c.w.rejected);
+	for (r = 0; r < REJ_N; r++) {
+		snprintf(name, sizeof(name), "usdt_rejected_%s", wtable_reject_name(r));
+		report_u64(f, name, c.w.rejected_by[r]);
 	}
+	report_u64(f, "usdt_rejected_last_tgid", c.w.rejected_tgid);
+	report_u64(f, "kv_blocks", c.w.kv_blocks);
+	report_u64(f, "kv_queue_full", c.w.kv_queue_full);
+	control_get_stats(d->ctl, &cs);
+	report_u64(f, "control_served", cs.served);
+	report_u64(f, "control_timeouts", cs.timeouts);
+	report_u64(f, "control_denied", cs.denied);
+	report_u64(f, "control_busy", cs.busy);
+	report_u64(f, "control_too_long", cs.too_long);
 }
 
 /* ---- the metrics endpoint (metrics.h renders, httpd.h serves) ---- */
@@ -636,34 +576,55 @@ static int start_metrics(struct daemon *d)
 	return 0;
 }
 
+static int reload_rules(struct daemon *d, char *msg, size_t n);
+
 static void on_command(const char *cmd, FILE *out, void *ctx)
 {
 	struct daemon *d = ctx;
-	char *end;
-	long n = 10;
+	struct report_request rq;
+	struct report_fields f = { .n = 0 };
+	char err[512];
 
-	if (!strcmp(cmd, "stats")) {
-		print_stats(d, out);
-	} else if (!strcmp(cmd, "clusters")) {
-		analysis_print_clusters(&d->an, out);
-	} else if (!strncmp(cmd, "top", 3) && (!cmd[3] || cmd[3] == ' ')) {
-		if (cmd[3]) {
-			errno = 0;
-			n = strtol(cmd + 4, &end, 10);
-			if (errno || end == cmd + 4 || *end || n < 1) {
-				char e[STR_ESC_SIZE(256)];
+	if (report_parse_request(cmd, &rq, err, sizeof(err))) {
+		report_error(rq.fmt, out, "%s", err);
+		return;
+	}
+	switch (rq.cmd) {
+	case CMD_STATUS:
+		collect_stats(d, &f);
+		report_stats(&f, rq.fmt, out);
+		break;
+	case CMD_CLUSTERS:
+		report_clusters(&d->an, rq.label, rq.fmt, out);
+		break;
+	case CMD_TOP:
+		report_top(&d->snap, d->env.window_ms, rq.n, rq.fmt, out);
+		break;
+	case CMD_VECTORS: {
+		uint64_t window_ns = d->env.window_ms * 1000000ull;
+		struct report_clock clk = { d->t0, window_ns, d->real_off_ns };
+		uint64_t now = wtable_window_of(d->wt, now_ns(CLOCK_MONOTONIC));
+		uint64_t back = (uint64_t)rq.since_s * NSEC / window_ns;
 
-				fprintf(out, "error: invalid count '%s'\n",
-					str_escape(e, sizeof(e), cmd + 4, 0));
-				return;
-			}
+		report_vectors(&d->an, &clk, rq.since_s && now > back ? now - back : 0,
+			       rq.key[0] ? rq.key : NULL, rq.fmt, out);
+		break;
+	}
+	case CMD_EXPORT:
+		/* CSV text whatever the format: the CLI writes it to the file */
+		if (!d->env.export_mb) {
+			report_error(rq.fmt, out, "no rows kept: cachescoped runs with --export-mb 0");
+			break;
 		}
-		print_top_window(d, out, n);
-	} else {
-		char e[STR_ESC_SIZE(256)];
-
-		fprintf(out, "error: unknown command '%s' (commands: stats, top [N], clusters)\n",
-			str_escape(e, sizeof(e), cmd, 0));
+		rows_write(&d->rows, rq.since_s ? (double)now_ns(CLOCK_REALTIME) / NSEC - rq.since_s : 0,
+			   out);
+		break;
+	case CMD_RELOAD:
+		if (reload_rules(d, err, sizeof(err)))
+			report_error(rq.fmt, out, "%s", err);
+		else
+			report_ok(rq.fmt, out, err);
+		break;
 	}
 }
 
@@ -730,7 +691,7 @@ static void print_busiest(struct daemon *d)
 		printf("%-6s %-28s %-16.16s %8s %-16s %10" PRIu64 " %10" PRIu64
 		       " %9" PRId64 " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 "\n",
 		       domain_name(a->key.domain), ESC(e.name, a->name), ESC(e.file, a->file),
-		       tgid_str(a->key.tgid, t, sizeof(t)),
+		       report_tgid_str(a->key.tgid, t, sizeof(t)),
 		       ESC(e.comm, a->comm), a->total_allocs, a->total_frees, a->live_objs,
 		       a->total_page_adds, a->total_page_dels, a->total_refaults);
 	}
@@ -777,7 +738,7 @@ static void print_labelled(struct daemon *d)
 		char t[16];
 
 		printf("%-6s %-28s %8s %-16s %7u %7u %7u %7u\n", domain_name(a->key.domain),
-		       ESC(e.name, a->name), tgid_str(a->key.tgid, t, sizeof(t)), ESC(e.comm, a->comm),
+		       ESC(e.name, a->name), report_tgid_str(a->key.tgid, t, sizeof(t)), ESC(e.comm, a->comm),
 		       a->label_counts[LABEL_NORMAL],
 		       a->label_counts[LABEL_THRASH], a->label_counts[LABEL_FALSE_SHARING],
 		       a->label_counts[LABEL_LEAK]);
@@ -1022,6 +983,66 @@ static int drop_privileges(struct daemon *d)
 	return 0;
 }
 
+/* The rules: defaults, then --rules FILE, then each --rule.  Returns 0, or
+ * -errno with the one-line reason in msg. */
+static int load_rules(const struct env *env, struct rules *rules, char *msg, size_t n)
+{
+	int i, err, line;
+
+	rules_defaults(rules);
+	if (env->rules_path) {
+		err = rules_load(rules, env->rules_path, &line);
+		if (err) {
+			if (line)
+				snprintf(msg, n, "invalid --rules %s: line %d: %s", env->rules_path, line,
+					 err == -ENOENT ? "no such rule" : "expected NAME = VALUE >= 0");
+			else
+				snprintf(msg, n, "cannot read --rules %s: %s", env->rules_path,
+					 strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; i < env->nrule_args; i++) {
+		err = rules_set(rules, env->rule_args[i]);
+		if (err) {
+			snprintf(msg, n, "invalid --rule '%s': %s", env->rule_args[i],
+				 err == -ENOENT ? "no such rule" : "expected NAME=VALUE >= 0");
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void set_window_rules(struct daemon *d)
+{
+	wtable_set_rules(d->wt, &(struct wtable_rules){
+		.age_min_ns = (uint64_t)(d->an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
+		.age_lifetimes = d->an.rules.v[R_LEAK_AGE_LIFETIMES],
+		.expiry_ns = rules_expiry_ns,
+	});
+}
+
+/* 'cachescope reload' and SIGHUP: the rules again from --rules and --rule;
+ * on any error the rules in force stay.  msg says what happened. */
+static int reload_rules(struct daemon *d, char *msg, size_t n)
+{
+	struct rules rules;
+	int err = load_rules(&d->env, &rules, msg, n);
+
+	if (err) {
+		log_err("rules not reloaded (the rules in force stay): %s", msg);
+		return err;
+	}
+	d->an.rules = rules;
+	set_window_rules(d);
+	d->reloads++;
+	snprintf(msg, n, "rules reloaded: defaults, then %s%s, then %d --rule",
+		 d->env.rules_path ? "--rules " : "no --rules file",
+		 d->env.rules_path ? d->env.rules_path : "", d->env.nrule_args);
+	log_info("%s", msg);
+	return 0;
+}
+
 static int setup_rules(struct daemon *d)
 {
 	struct analysis_params p = {
@@ -1031,27 +1052,12 @@ static int setup_rules(struct daemon *d)
 		.history_max = (size_t)d->env.history_max,
 	};
 	struct rules rules;
-	int i, err, line;
+	char msg[512];
+	int err = load_rules(&d->env, &rules, msg, sizeof(msg));
 
-	rules_defaults(&rules);
-	if (d->env.rules_path) {
-		err = rules_load(&rules, d->env.rules_path, &line);
-		if (err) {
-			if (line)
-				log_err("invalid --rules %s: line %d: %s", d->env.rules_path, line,
-					err == -ENOENT ? "no such rule" : "expected NAME = VALUE >= 0");
-			else
-				log_err("cannot read --rules %s: %s", d->env.rules_path, strerror(-err));
-			return err;
-		}
-	}
-	for (i = 0; i < d->env.nrule_args; i++) {
-		err = rules_set(&rules, d->env.rule_args[i]);
-		if (err) {
-			log_err("invalid --rule '%s': %s", d->env.rule_args[i],
-				err == -ENOENT ? "no such rule" : "expected NAME=VALUE >= 0");
-			return err;
-		}
+	if (err) {
+		log_err("%s", msg);
+		return err;
 	}
 	analysis_init(&d->an, &rules, &p);
 	d->an.kv.cache_growth = kv_cache_growth;
@@ -1079,6 +1085,38 @@ static void setup_kstate(struct daemon *d)
 	d->syms = ksyms_load(NULL);
 	if (!d->syms)
 		log_warn("cannot read kernel symbols from /proc/kallsyms; call sites are shown as addresses");
+}
+
+static void keep_header(const char *row, size_t len, void *ctx)
+{
+	rows_set_header(ctx, row, len);
+}
+
+static void keep_row(const char *row, size_t len, void *ctx)
+{
+	rows_add(ctx, row, len);
+}
+
+/* The newest CSV rows, for 'cachescope export': the file's rows as they
+ * are built, or rows built for that alone when there is no --csv. */
+static int setup_export(struct daemon *d)
+{
+	struct csv *h;
+
+	rows_init(&d->rows, (size_t)d->env.export_mb << 20);
+	if (!d->env.export_mb)
+		return 0;
+	if (csv_new_mem(&h))
+		return -ENOMEM;
+	csv_set_row_fn(h, keep_header, &d->rows);
+	csv_header(h);
+	csv_free(h);
+	if (!d->rows.header)
+		return -ENOMEM;
+	if (!d->csv && csv_new_mem(&d->mem_csv))
+		return -ENOMEM;
+	csv_set_row_fn(d->csv ? d->csv : d->mem_csv, keep_row, &d->rows);
+	return 0;
 }
 
 static void socket_error(const char *path, int err)
@@ -1239,8 +1277,14 @@ static void on_signal(int fd, uint32_t events, void *data)
 	if (read(fd, &si, sizeof(si)) != sizeof(si))
 		return;
 	if (si.ssi_signo == SIGUSR1) {
-		analysis_print_clusters(&d->an, stdout);
+		report_clusters(&d->an, LABEL_COUNT, REPORT_TEXT, stdout);
 		fflush(stdout);
+		return;
+	}
+	if (si.ssi_signo == SIGHUP) {
+		char msg[512];
+
+		reload_rules(d, msg, sizeof(msg));	/* it logs either way */
 		return;
 	}
 	log_info("signal %u: stopping", si.ssi_signo);
@@ -1308,6 +1352,11 @@ int main(int argc, char **argv)
 			d.host[0] = '\0';
 		csv_header(d.csv);
 	}
+	err = setup_export(&d);
+	if (err) {
+		log_err("cannot keep rows for export: out of memory");
+		goto cleanup;
+	}
 	/* before anything is loaded or started: the socket must be free */
 	if (d.env.socket_path && (err = control_check(d.env.socket_path))) {
 		socket_error(d.env.socket_path, err);
@@ -1323,17 +1372,14 @@ int main(int argc, char **argv)
 	set_shifts(&d);
 	d.real_off_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
 	t0 = d.start_ns - d.start_ns % (d.env.window_ms * 1000000ull);
+	d.t0 = t0;
 	d.wt = wtable_new(t0, d.env.window_ms * 1000000ull, on_row, resolve_key, &d);
 	if (!d.wt) {
 		err = -ENOMEM;
 		log_err("cannot allocate window table: out of memory");
 		goto cleanup;
 	}
-	wtable_set_rules(d.wt, &(struct wtable_rules){
-		.age_min_ns = (uint64_t)(d.an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
-		.age_lifetimes = d.an.rules.v[R_LEAK_AGE_LIFETIMES],
-		.expiry_ns = rules_expiry_ns,
-	});
+	set_window_rules(&d);
 	wtable_set_limits(d.wt, &(struct wtable_limits){
 		.max_keys = (size_t)d.env.max_keys,
 		.alive = process_alive,
@@ -1378,7 +1424,13 @@ int main(int argc, char **argv)
 			socket_error(d.env.socket_path, err);
 			goto cleanup;
 		}
-		d.ctl = control_new(&d.loop, d.lfd, NULL, on_command, &d);
+		struct control_limits lim;
+
+		control_limits_default(&lim);
+		/* an export is answered whole */
+		if (lim.max_reply < ((size_t)d.env.export_mb << 20) + (1u << 20))
+			lim.max_reply = ((size_t)d.env.export_mb << 20) + (1u << 20);
+		d.ctl = control_new(&d.loop, d.lfd, &lim, on_command, &d);
 		if (!d.ctl) {
 			err = -errno;
 			log_err("cannot set up the event loop: %s", strerror(-err));
@@ -1415,7 +1467,7 @@ int main(int argc, char **argv)
 	recluster(&d, now_ns(CLOCK_MONOTONIC));
 	print_busiest(&d);
 	print_labelled(&d);
-	analysis_print_clusters(&d.an, stdout);
+	report_clusters(&d.an, LABEL_COUNT, REPORT_TEXT, stdout);
 	if (d.driving) {
 		char why[64];
 
@@ -1441,7 +1493,9 @@ cleanup:
 	kstate_free(d.ks);
 	ksyms_free(d.syms);
 	loader_stop(&d.ld);
-	free(d.snap);
+	report_snap_release(&d.snap);
+	csv_free(d.mem_csv);
+	rows_release(&d.rows);
 	analysis_release(&d.an);
 	if (d.driving)
 		wl_stop(&d.wl);

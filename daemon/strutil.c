@@ -7,7 +7,9 @@
  * sequence shows as text and cannot recolour, retitle or rewrite the
  * screen.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "strutil.h"
@@ -92,4 +94,21 @@ const char *str_escape_mem(char *buf, size_t n, const char *s, size_t len, int f
 const char *str_escape(char *buf, size_t n, const char *s, int flags)
 {
 	return str_escape_mem(buf, n, s, strlen(s), flags);
+}
+
+int str_to_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	if (errno)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

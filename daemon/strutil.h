@@ -29,4 +29,12 @@ const char *str_escape_mem(char *buf, size_t n, const char *s, size_t len, int f
 /* The same for the string s. */
 const char *str_escape(char *buf, size_t n, const char *s, int flags);
 
+/*
+ * The one numeric parser of the daemon, the CLI and kvref: s as a decimal
+ * long (strtol, base 10) in min..max, all of s, nothing after it.  Returns
+ * 0 and sets *out, or -EINVAL (not a number, trailing bytes, empty) or
+ * -ERANGE (outside min..max); *out is then untouched.
+ */
+int str_to_long(const char *s, long min, long max, long *out);
+
 #endif

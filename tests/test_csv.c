@@ -136,7 +136,7 @@ static void csv_commit__rows__file_appears_whole(void **state)
 	assert_non_null(got);
 	assert_string_equal(got,
 		"key,n,x\n"
-		"\"kmalloc-64,\"\"evil\"\"\n\",18446744073709551615,0.500\n"
+		"\"kmalloc-64,\"\"evil\"\"\\x0a\",18446744073709551615,0.500\n"
 		"neg,-3,0.6667\n");
 	assert_int_equal(entries_in_dir(), 1);
 }
@@ -473,6 +473,49 @@ static void csv_orphans__killed_run_and_live_daemon__only_the_dead_reported(void
 	assert_int_equal(csv_orphans("/nonexistent-cs-dir/x.csv", on_orphan, &f), -ENOENT);
 }
 
+struct got_rows {
+	char text[512];
+	size_t len;
+	int n;
+};
+
+static void keep_row(const char *row, size_t len, void *ctx)
+{
+	struct got_rows *g = ctx;
+
+	assert_true(g->len + len < sizeof(g->text));
+	memcpy(g->text + g->len, row, len);
+	g->len += len;
+	g->text[g->len] = '\0';
+	g->n++;
+}
+
+/* The rows a file-less CSV builds reach the row function whole, with
+ * names escaped as the terminal's and JSON's text is. */
+static void csv_new_mem__rows__to_row_fn_escaped(void **state)
+{
+	struct got_rows g = { .len = 0 };
+	struct csv_stats st;
+	struct csv *c;
+
+	(void)state;
+	assert_int_equal(csv_new_mem(&c), 0);
+	csv_set_row_fn(c, keep_row, &g);
+	csv_str(c, "comm");
+	csv_u64(c, 1);
+	csv_end_row(c);
+	/* an invalid UTF-8 byte, an escape sequence, a backslash */
+	csv_str(c, "ev\xffil\x1b[31m\\x");
+	csv_u64(c, 2);
+	csv_end_row(c);
+	assert_int_equal(csv_flush(c), 0);
+	csv_get_stats(c, &st);
+	assert_int_equal(st.rows, 2);
+	assert_int_equal(g.n, 2);
+	assert_string_equal(g.text, "comm,1\nev\\xffil\\x1b[31m\\\\x,2\n");
+	csv_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +531,7 @@ int main(void)
 		cmocka_unit_test(csv_flush__error_met_by_end_row__returned_once),
 		cmocka_unit_test(csv_commit__eio_on_first_flush__target_has_what_was_written),
 		cmocka_unit_test(csv_orphans__killed_run_and_live_daemon__only_the_dead_reported),
+		cmocka_unit_test(csv_new_mem__rows__to_row_fn_escaped),
 	};
 
 	return cmocka_run_group_tests_name("csv", tests, setup, teardown);

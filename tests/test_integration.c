@@ -280,8 +280,8 @@ static void cli__running_daemon__stats_and_top(void **state)
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "domain"));
 	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s top x 2>&1", build, d.sock);
-	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
-	assert_non_null(strstr(out, "error: invalid count"));
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 2);	/* a bad command line */
+	assert_non_null(strstr(out, "invalid count of keys 'x'"));
 	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s clusters", build, d.sock);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "clusters: "));
@@ -878,6 +878,10 @@ static void terminal__comm_with_escape__shown_escaped(void **state)
 	assert_true(i < 100);
 	assert_null(strchr(out, '\x1b'));
 	assert_non_null(strstr(out, "\\x1b[31mevil"));
+	/* JSON holds the same escaped text (as the JSON string "\\x1b...") */
+	snprintf(cmd, sizeof(cmd), "%s/cachescope --socket %s --json top 50 | jq -e "
+		 "'[.keys[] | select(.comm == \"\\\\x1b[31mevil\")] | length > 0'", build, d.sock);
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
 	assert_int_equal(write(stop[1], "x", 1), 1);
 	close(go[1]);
 	close(stop[1]);
@@ -885,6 +889,9 @@ static void terminal__comm_with_escape__shown_escaped(void **state)
 	assert_int_equal(daemon_wait(&d), 0);
 	assert_true(count_in_file(d.out, "\\x1b[31mevil") > 0);	/* busiest keys */
 	assert_false(file_has_byte(d.out, 0x1b));
+	/* and so does the CSV */
+	assert_true(count_in_file(d.csv, ",\\x1b[31mevil,") > 0);
+	assert_false(file_has_byte(d.csv, 0x1b));
 }
 
 /* The CSV on a 64 KiB tmpfs: the disk fills within the first seconds.

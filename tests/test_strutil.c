@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
@@ -76,6 +77,26 @@ static void str_escape__short_buffer__no_half_escape(void **state)
 	assert_int_equal(strlen(str_escape(big, sizeof(big), worst, 0)), 64);
 }
 
+static void str_to_long__number_range_and_garbage__checked(void **state)
+{
+	long v = 7;
+
+	(void)state;
+	assert_int_equal(str_to_long("42", 1, 100, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(str_to_long("-3", -5, 5, &v), 0);
+	assert_int_equal(v, -3);
+	v = 7;
+	assert_int_equal(str_to_long("101", 1, 100, &v), -ERANGE);
+	assert_int_equal(str_to_long("0", 1, 100, &v), -ERANGE);
+	assert_int_equal(str_to_long("99999999999999999999", 1, 100, &v), -ERANGE);
+	assert_int_equal(str_to_long("", 1, 100, &v), -EINVAL);
+	assert_int_equal(str_to_long("12x", 1, 100, &v), -EINVAL);
+	assert_int_equal(str_to_long("ten", 1, 100, &v), -EINVAL);
+	assert_int_equal(str_to_long("5 ", 1, 100, &v), -EINVAL);
+	assert_int_equal(v, 7);	/* untouched on failure */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -84,6 +105,7 @@ int main(void)
 		cmocka_unit_test(str_escape__c1_and_invalid_utf8__hex_per_byte),
 		cmocka_unit_test(str_escape_mem__nul_inside__hex),
 		cmocka_unit_test(str_escape__short_buffer__no_half_escape),
+		cmocka_unit_test(str_to_long__number_range_and_garbage__checked),
 	};
 
 	return cmocka_run_group_tests_name("strutil", tests, NULL, NULL);

@@ -3,13 +3,15 @@
 # As root: apt-get update once, then apt-get install -y the missing ones.
 # Not root: one line saying what to install, exit 1.
 # libmicrohttpd-dev: the daemon's --metrics-addr; curl and prometheus (its
-# promtool and server): the metrics tests only.  chromium, libxml2-utils
-# (xmllint) and python3-pil: the test of cachescope plot's SVG only.
+# promtool and server): the metrics tests only.  libjson-c-dev: the JSON
+# answers of the daemon and the CLI; jq and setpriv (util-linux): the CLI
+# tests.  chromium, libxml2-utils (xmllint) and python3-pil: the test of
+# cachescope plot's SVG only.
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk
-libmicrohttpd-dev curl prometheus chromium libxml2-utils python3-pil"
+libmicrohttpd-dev curl prometheus libjson-c-dev jq util-linux chromium libxml2-utils python3-pil"
 
 missing=""
 for p in $PKGS; do

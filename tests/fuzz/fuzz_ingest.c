@@ -47,6 +47,7 @@
 #include <sanitizer/allocator_interface.h>
 #include "../../daemon/analysis.h"
 #include "../../daemon/event.h"
+#include "../../daemon/report.h"
 #include "../../daemon/window.h"
 
 #define T0_NS 1000000000000ull
@@ -434,7 +435,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_table(&r, true);
 	CHECK(analysis_recluster(&r.an, r.last_row_window + 1) >= 0);
 	check_clusters(&r.an);
-	analysis_print_clusters(&r.an, devnull);
+	report_clusters(&r.an, LABEL_COUNT, REPORT_TEXT, devnull);
+	report_clusters(&r.an, LABEL_COUNT, REPORT_JSON, devnull);
 	wtable_free(r.wt);
 	analysis_release(&r.an);
 	return 0;

@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "model.h"
 #include "workload.h"
+#include "../../daemon/strutil.h"
 
 #define CUDA_LIB "kvref_cuda.so"
 
@@ -52,17 +53,11 @@ static void usage(FILE *out)
 
 static int parse_long(const char *opt, const char *arg, long min, long max, long *out)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
+	if (str_to_long(arg, min, max, out)) {
 		fprintf(stderr, "kvref: invalid --%s '%s': expected an integer in %ld..%ld\n",
 			opt, arg, min, max);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 
