@@ -42,7 +42,7 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd
+	metrics httpd status paths
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -85,7 +85,7 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit unit-bins unit-asan fuzz fuzz-bins integration run vmlinux \
-	clean check-arch
+	clean check-arch FORCE
 
 all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
 	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
@@ -116,6 +116,28 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # the loader includes the skeleton
 $(OUTPUT)/daemon/loader.o: $(OUTPUT)/cachescope.skel.h
 
+# ---- installed layout ----
+# cachescoped finds kvref and the CUPTI library beside itself (this build
+# folder) or in PKGLIBDIR, compiled in relative to SBINDIR (daemon/paths.c):
+# an installed tree then works at its PREFIX and under a DESTDIR alike.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+PKGLIBDIR ?= $(LIBDIR)/cachescope
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+# systemd reads units from /usr/local/lib/systemd/system as well as /usr/lib/...
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+PKGLIBDIR_REL := $(shell realpath -m --relative-to='$(SBINDIR)' '$(PKGLIBDIR)')
+
+# rewritten only when the directories change, so paths.o is rebuilt then
+$(OUTPUT)/cs_dirs.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define CS_PKGLIBDIR_REL "%s"\n' '$(PKGLIBDIR_REL)' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(OUTPUT)/daemon/paths.o: $(OUTPUT)/cs_dirs.h
+
 # ---- userspace ----
 
 $(OUTPUT)/%.o: %.c
@@ -141,6 +163,9 @@ $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/daemon/strutil.o
 
 $(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o $(OUTPUT)/daemon/metrics.o
 $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/metrics.o
+$(OUTPUT)/tests/test_status: $(OUTPUT)/tests/test_status.o $(OUTPUT)/daemon/status.o \
+	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_paths: $(OUTPUT)/tests/test_paths.o $(OUTPUT)/daemon/paths.o
 $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o

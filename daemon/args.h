@@ -10,7 +10,9 @@
 #include <sys/types.h>
 
 #define ENV_MAX_PIDS 1024
-#define ENV_DEFAULT_SOCKET "/run/cachescope.sock"
+/* the directory is systemd's RuntimeDirectory=cachescope, or made at start */
+#define ENV_DEFAULT_RUNDIR "/run/cachescope"
+#define ENV_DEFAULT_SOCKET ENV_DEFAULT_RUNDIR "/cachescope.sock"
 #define CACHESCOPED_VERSION "0.1"
 
 enum tp_mode {
@@ -37,6 +39,7 @@ struct env {
 	long top;
 	enum tp_mode tp_mode;
 	bool bpf_stats;		/* enable kernel run-time accounting */
+	long interval_s;	/* a status line this often; 0: none */
 	double eps;
 	long min_pts;
 	long history_s;

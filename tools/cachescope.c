@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "../daemon/strutil.h"
 
-#define DEFAULT_SOCKET "/run/cachescope.sock"
+#define DEFAULT_SOCKET "/run/cachescope/cachescope.sock"
 /* a larger answer is cut there */
 #define MAX_REPLY (16u << 20)
 
