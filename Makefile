@@ -9,6 +9,10 @@
 #                 and run each FUZZ_TIME seconds (default 60) on its seeds
 #   make run      deps, build, then the demo (BACKEND=cuda: kvref on the GPU)
 #   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#   make install  the daemon, CLI, kvref, libraries, man pages, systemd unit
+#                 and Grafana dashboard under $(DESTDIR)$(PREFIX) (default
+#                 /usr/local; BINDIR, SBINDIR, LIBDIR, PKGLIBDIR, MANDIR,
+#                 UNITDIR, DATADIR override the parts); make uninstall
 
 OUTPUT := build
 CLANG ?= clang
@@ -47,7 +51,7 @@ UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
-	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus
+	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_install
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
@@ -55,6 +59,7 @@ BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/ne
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
+	$(OUTPUT)/tests/test_install.o \
 	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
@@ -85,7 +90,7 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit unit-bins unit-asan fuzz fuzz-bins integration run vmlinux \
-	clean check-arch FORCE
+	clean check-arch install uninstall FORCE
 
 all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
 	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
@@ -188,6 +193,7 @@ $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpe
 $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
 $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_install: $(OUTPUT)/tests/test_install.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 
@@ -354,6 +360,42 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) CFLAGS='$(SAN_CFLAGS)' unit-bins
 	$(Q)CS_SAN_BUILD=$(SAN_OUTPUT) ./tests/run.sh all
+
+# ---- install: what an operator runs, nothing of the tests ----
+INSTALL ?= install
+INSTALL_LIBS := $(filter %.so,$(CUPTI_BINS)) $(CUDA_BINS)
+UNIT_IN := tools/systemd/cachescoped.service.in
+DASHBOARD := tools/grafana/cachescope.json
+
+$(OUTPUT)/cachescoped.service: $(UNIT_IN) FORCE
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' $< > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+install: $(BINS) $(INSTALL_LIBS) $(OUTPUT)/cachescoped.service
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PKGLIBDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DATADIR)/cachescope/grafana
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/cachescoped $(DESTDIR)$(SBINDIR)/cachescoped
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/cachescope $(DESTDIR)$(BINDIR)/cachescope
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/kvref $(DESTDIR)$(PKGLIBDIR)/kvref
+	$(Q)$(foreach f,$(INSTALL_LIBS),$(INSTALL) -m 0755 $(f) $(DESTDIR)$(PKGLIBDIR)/$(notdir $(f)) &&) true
+	$(Q)ln -sfn $(PKGLIBDIR)/kvref $(DESTDIR)$(BINDIR)/kvref
+	$(Q)$(INSTALL) -m 0644 man/cachescoped.8 $(DESTDIR)$(MANDIR)/man8/cachescoped.8
+	$(Q)$(INSTALL) -m 0644 man/cachescope.1 $(DESTDIR)$(MANDIR)/man1/cachescope.1
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/cachescoped.service $(DESTDIR)$(UNITDIR)/cachescoped.service
+	$(Q)$(INSTALL) -m 0644 $(DASHBOARD) $(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/cachescoped $(DESTDIR)$(BINDIR)/cachescope \
+		$(DESTDIR)$(BINDIR)/kvref $(DESTDIR)$(PKGLIBDIR)/kvref \
+		$(DESTDIR)$(PKGLIBDIR)/libcachescope_cupti.so $(DESTDIR)$(PKGLIBDIR)/kvref_cuda.so \
+		$(DESTDIR)$(MANDIR)/man8/cachescoped.8 $(DESTDIR)$(MANDIR)/man1/cachescope.1 \
+		$(DESTDIR)$(UNITDIR)/cachescoped.service \
+		$(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json
+	$(Q)rmdir $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(DATADIR)/cachescope/grafana \
+		$(DESTDIR)$(DATADIR)/cachescope 2>/dev/null || true
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -19,7 +19,7 @@ unit_of() {
 	echo "$u"
 }
 unit=$(unit_of "$B")
-integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening $B/tests/test_prometheus"
+integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening $B/tests/test_prometheus $B/tests/test_install"
 case "${1:-all}" in
 unit) bins=$unit ;;
 integration) bins=$integration ;;

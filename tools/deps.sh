@@ -3,12 +3,14 @@
 # As root: apt-get update once, then apt-get install -y the missing ones.
 # Not root: one line saying what to install, exit 1.
 # libmicrohttpd-dev: the daemon's --metrics-addr; curl and prometheus (its
-# promtool and server): the metrics tests only.
+# promtool and server): the metrics tests only.  systemd (systemd-analyze),
+# mandoc, groff-base, jq, util-linux (setpriv, unshare), python3: the
+# install test only.
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk
-libmicrohttpd-dev curl prometheus"
+libmicrohttpd-dev curl prometheus systemd mandoc groff-base jq util-linux python3"
 
 missing=""
 for p in $PKGS; do
