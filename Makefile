@@ -9,6 +9,10 @@
 #                 and run each FUZZ_TIME seconds (default 60) on its seeds
 #   make run      deps, build, then the demo (BACKEND=cuda: kvref on the GPU)
 #   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#   make install  the daemon, CLI, kvref, libraries, man pages, systemd unit
+#                 and Grafana dashboard under $(DESTDIR)$(PREFIX) (default
+#                 /usr/local; BINDIR, SBINDIR, LIBDIR, PKGLIBDIR, MANDIR,
+#                 UNITDIR, DATADIR override the parts); make uninstall
 
 OUTPUT := build
 CLANG ?= clang
@@ -45,13 +49,13 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd csvread offline report rows cli
+	metrics httpd csvread offline report rows cli status paths
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
 	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_plot \
-	$(OUTPUT)/tests/test_cli_live
+	$(OUTPUT)/tests/test_cli_live $(OUTPUT)/tests/test_install
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o) \
 	$(OUTPUT)/daemon/strutil.o
@@ -61,7 +65,7 @@ ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(
 	$(OUTPUT)/tools/svg.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
-	$(OUTPUT)/tests/test_plot.o $(OUTPUT)/tests/test_cli_live.o \
+	$(OUTPUT)/tests/test_plot.o $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/test_install.o \
 	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
@@ -92,7 +96,7 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit unit-bins unit-asan fuzz fuzz-bins integration run vmlinux \
-	clean check-arch
+	clean check-arch install uninstall FORCE
 
 all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
 	$(OUTPUT)/tests/helpers/leakclose.so \
@@ -124,6 +128,28 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # the loader includes the skeleton
 $(OUTPUT)/daemon/loader.o: $(OUTPUT)/cachescope.skel.h
 
+# ---- installed layout ----
+# cachescoped finds kvref and the CUPTI library beside itself (this build
+# folder) or in PKGLIBDIR, compiled in relative to SBINDIR (daemon/paths.c):
+# an installed tree then works at its PREFIX and under a DESTDIR alike.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+PKGLIBDIR ?= $(LIBDIR)/cachescope
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+# systemd reads units from /usr/local/lib/systemd/system as well as /usr/lib/...
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+PKGLIBDIR_REL := $(shell realpath -m --relative-to='$(SBINDIR)' '$(PKGLIBDIR)')
+
+# rewritten only when the directories change, so paths.o is rebuilt then
+$(OUTPUT)/cs_dirs.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define CS_PKGLIBDIR_REL "%s"\n' '$(PKGLIBDIR_REL)' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(OUTPUT)/daemon/paths.o: $(OUTPUT)/cs_dirs.h
+
 # ---- userspace ----
 
 $(OUTPUT)/%.o: %.c
@@ -154,6 +180,9 @@ $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OFFLI
 $(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o $(OUTPUT)/daemon/metrics.o \
 	$(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/metrics.o
+$(OUTPUT)/tests/test_status: $(OUTPUT)/tests/test_status.o $(OUTPUT)/daemon/status.o \
+	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_paths: $(OUTPUT)/tests/test_paths.o $(OUTPUT)/daemon/paths.o
 $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o
@@ -188,6 +217,7 @@ $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tes
 # cachescope plot rendered by headless Chromium (no BPF)
 $(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o
 $(OUTPUT)/tests/test_cli_live: $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_install: $(OUTPUT)/tests/test_install.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 
@@ -364,6 +394,42 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) CFLAGS='$(SAN_CFLAGS)' unit-bins
 	$(Q)CS_SAN_BUILD=$(SAN_OUTPUT) ./tests/run.sh all
+
+# ---- install: what an operator runs, nothing of the tests ----
+INSTALL ?= install
+INSTALL_LIBS := $(filter %.so,$(CUPTI_BINS)) $(CUDA_BINS)
+UNIT_IN := tools/systemd/cachescoped.service.in
+DASHBOARD := tools/grafana/cachescope.json
+
+$(OUTPUT)/cachescoped.service: $(UNIT_IN) FORCE
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' $< > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+install: $(BINS) $(INSTALL_LIBS) $(OUTPUT)/cachescoped.service
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PKGLIBDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DATADIR)/cachescope/grafana
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/cachescoped $(DESTDIR)$(SBINDIR)/cachescoped
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/cachescope $(DESTDIR)$(BINDIR)/cachescope
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/kvref $(DESTDIR)$(PKGLIBDIR)/kvref
+	$(Q)$(foreach f,$(INSTALL_LIBS),$(INSTALL) -m 0755 $(f) $(DESTDIR)$(PKGLIBDIR)/$(notdir $(f)) &&) true
+	$(Q)ln -sfn $(PKGLIBDIR)/kvref $(DESTDIR)$(BINDIR)/kvref
+	$(Q)$(INSTALL) -m 0644 man/cachescoped.8 $(DESTDIR)$(MANDIR)/man8/cachescoped.8
+	$(Q)$(INSTALL) -m 0644 man/cachescope.1 $(DESTDIR)$(MANDIR)/man1/cachescope.1
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/cachescoped.service $(DESTDIR)$(UNITDIR)/cachescoped.service
+	$(Q)$(INSTALL) -m 0644 $(DASHBOARD) $(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/cachescoped $(DESTDIR)$(BINDIR)/cachescope \
+		$(DESTDIR)$(BINDIR)/kvref $(DESTDIR)$(PKGLIBDIR)/kvref \
+		$(DESTDIR)$(PKGLIBDIR)/libcachescope_cupti.so $(DESTDIR)$(PKGLIBDIR)/kvref_cuda.so \
+		$(DESTDIR)$(MANDIR)/man8/cachescoped.8 $(DESTDIR)$(MANDIR)/man1/cachescope.1 \
+		$(DESTDIR)$(UNITDIR)/cachescoped.service \
+		$(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json
+	$(Q)rmdir $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(DATADIR)/cachescope/grafana \
+		$(DESTDIR)$(DATADIR)/cachescope 2>/dev/null || true
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -26,9 +26,10 @@ static const char doc[] =
 "deletes with BPF, turns each (window, key) into a 5-D feature vector,\n"
 "clusters the recent vectors with DBSCAN every second and labels them\n"
 "thrash, false_sharing, leak or normal with a reason.  Needs root (or\n"
-"CAP_BPF + CAP_PERFMON) and a kernel with BTF.  SIGUSR1 prints the cluster\n"
-"table; SIGHUP re-reads --rules; the cachescope CLI asks over the control\n"
-"socket.\n"
+"CAP_BPF + CAP_PERFMON, with CAP_SYS_ADMIN for USDT probes and CAP_SYSLOG\n"
+"for kernel symbols: see cachescoped(8)) and a kernel with BTF.  SIGUSR1\n"
+"prints the cluster table; SIGHUP re-reads --rules; the cachescope CLI asks\n"
+"over the control socket.\n"
 "\n"
 "Examples:\n"
 "  cachescoped --duration 10 --csv /tmp/cs.csv\n"
@@ -61,6 +62,7 @@ enum {
 	OPT_USAGE,
 	OPT_EXPORT_MB,
 	OPT_METRICS_ADDR,
+	OPT_INTERVAL,
 };
 
 /* parse_opt's "help was printed": ends the parse, args_parse returns 1 */
@@ -93,7 +95,8 @@ static const struct argp_option options[] = {
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
 	{ "workload-backend", OPT_WORKLOAD_BACKEND, "NAME", 0, "Run kvref on cpu (default) or cuda; cuda runs it on GPU 0 with the CUPTI library injected (CUDA_INJECTION64_PATH)", 0 },
-	{ "gpu-lib", OPT_GPU_LIB, "PATH", 0, "Watch the CUPTI records of every process that loads this libcachescope_cupti.so (default: the one beside cachescoped, if any; 'none' for none)", 0 },
+	{ "gpu-lib", OPT_GPU_LIB, "PATH", 0, "Watch the CUPTI records of every process that loads this libcachescope_cupti.so (default: the one beside cachescoped or in its lib/cachescope directory, if any; 'none' for none)", 0 },
+	{ "interval", OPT_INTERVAL, "SEC", 0, "Print a status line on stderr every SEC seconds, 1..3600: events, drops, keys, anomalous keys and the newest labels (default: none)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
 	{ "help", '?', NULL, 0, "Give this help list", -1 },
@@ -298,6 +301,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else
 			env->gpu_lib = arg;
 		return 0;
+	case OPT_INTERVAL:
+		return parse_long("interval", arg, 1, 3600, &env->interval_s) ? EINVAL : 0;
 	case OPT_BPF_STATS:
 		env->bpf_stats = true;
 		return 0;

@@ -11,6 +11,7 @@
 #include "proto.h"
 
 #define ENV_MAX_PIDS 1024
+#define ENV_DEFAULT_RUNDIR PROTO_DEFAULT_RUNDIR
 #define ENV_DEFAULT_SOCKET PROTO_DEFAULT_SOCKET
 #define CACHESCOPED_VERSION "0.1"
 
@@ -38,6 +39,7 @@ struct env {
 	long top;
 	enum tp_mode tp_mode;
 	bool bpf_stats;		/* enable kernel run-time accounting */
+	long interval_s;	/* a status line this often; 0: none */
 	double eps;
 	long min_pts;
 	long history_s;

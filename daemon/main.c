@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,8 +38,10 @@
 #include "log.h"
 #include "strutil.h"
 #include "loop.h"
+#include "paths.h"
 #include "window.h"
 #include "sample.h"
+#include "status.h"
 #include "workload.h"
 
 #define NSEC 1000000000ull
@@ -79,6 +82,9 @@ struct daemon {
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
+	/* --interval: the last status line, and kvref's phases echoed */
+	uint64_t status_ns, status_events;
+	int phases_echoed;
 	bool stop;
 	/* rows of the last closed window, for 'cachescope top' */
 	struct report_snap snap;
@@ -828,22 +834,6 @@ static void print_summary(struct daemon *d)
 /* ---- the loop ---- */
 
 
-/* A file that lives beside cachescoped (build folder or install dir). */
-static int beside_me(const char *name, char *path, size_t size)
-{
-	char exe[4096], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(path, size, "%s/%s", exe, name);
-	return 0;
-}
-
 /* A file root runs or hands to other processes must be root's alone. */
 static int check_trusted(const char *path, const char *what)
 {
@@ -873,7 +863,7 @@ static int watch_gpu(struct daemon *d)
 			log_err("cannot watch --gpu-lib %s: %s", d->env.gpu_lib, strerror(errno));
 			return -errno;
 		}
-	} else if (beside_me("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK)) {
+	} else if (paths_find_mine("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK)) {
 		return 0;
 	}
 	/* kvref loads it as root, and so may any process told to */
@@ -894,22 +884,37 @@ static void on_workload(int fd, uint32_t events, void *data)
 
 	(void)events;
 	wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
+	for (; d->phases_echoed < d->wl.nphases; d->phases_echoed++) {
+		const struct wl_phase *p = &d->wl.phases[d->phases_echoed];
+		char line[256];
+
+		status_phase(line, sizeof(line), p->scenario,
+			     p->start_ns > d->start_ns ? (double)(p->start_ns - d->start_ns) / NSEC : 0);
+		fprintf(stderr, "cachescoped: %s\n", line);
+	}
 	/* at kvref's eof wl_read closed the pipe: its number is free for
 	 * the next client, so it must leave the loop now */
 	if (d->wl.fd < 0)
 		loop_del(&d->loop, fd);
 }
 
-/* kvref lives beside cachescoped in the build folder or the install dir. */
+/* kvref lives beside cachescoped in the build folder, or in the package
+ * library directory of an installed tree (paths.h). */
 static int start_workload(struct daemon *d)
 {
 	bool cuda = d->env.workload_backend && !strcmp(d->env.workload_backend, "cuda");
 	char found[4200], path[PATH_MAX];
 	int err;
 
-	if (beside_me("kvref", found, sizeof(found))) {
-		log_err("cannot find my own binary: %s", strerror(errno));
-		return -errno;
+	err = paths_find_mine("kvref", found, sizeof(found));
+	if (err == -ENOENT) {
+		log_err("cannot run the workload: no kvref beside cachescoped (%s) nor in %s from there (build it with make)",
+			found, paths_pkglib_rel());
+		return err;
+	}
+	if (err) {
+		log_err("cannot find kvref: %s", strerror(-err));
+		return err;
 	}
 	if (access(found, X_OK) || !realpath(found, path)) {
 		log_err("cannot run the workload: %s: %s (build it with make)", found, strerror(errno));
@@ -1210,6 +1215,33 @@ static void update_sampling(struct daemon *d, uint64_t now)
 			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
 }
 
+/* --interval's line (status.h); anomalous keys as the metrics count them */
+static void print_status(struct daemon *d, uint64_t now)
+{
+	const struct vec_entry *newest[STATUS_NEWEST];
+	uint64_t back = ANOMALY_RECENT_NS / (d->env.window_ms * 1000000ull);
+	uint64_t w = wtable_window_of(d->wt, now);
+	struct status st = { .uptime_s = (double)(now - d->start_ns) / NSEC, .events_per_s = -1 };
+	uint64_t since;
+	char line[1024];
+	struct counts c;
+	size_t n;
+
+	counts_read(d, &c);
+	st.events = c.k.produced;
+	st.dropped = c.k.dropped;
+	st.keys = c.w.keys;
+	since = d->status_ns ? d->status_ns : d->start_ns;
+	if (now > since)
+		st.events_per_s = (double)(st.events - d->status_events) * NSEC / (now - since);
+	count_anomalous(d, st.anomalous);
+	n = status_newest(d->an.v, d->an.n, w > back ? w - back : 0, newest, STATUS_NEWEST);
+	status_format(line, sizeof(line), &st, newest, n);
+	fprintf(stderr, "cachescoped: %s\n", line);
+	d->status_ns = now;
+	d->status_events = st.events;
+}
+
 static void on_tick(struct daemon *d)
 {
 	uint64_t expirations, now;
@@ -1241,6 +1273,9 @@ static void on_tick(struct daemon *d)
 			"are counted as lost, tracing goes on", csv_tmp_path(d->csv), strerror(-err),
 			st.rows);
 	}
+	if (d->env.interval_s &&
+	    now - (d->status_ns ? d->status_ns : d->start_ns) >= (uint64_t)d->env.interval_s * NSEC)
+		print_status(d, now);
 	if (d->env.duration_s && now - d->start_ns >= (uint64_t)d->env.duration_s * NSEC)
 		d->stop = true;
 	/* the workload's last windows must close before the end */
@@ -1355,6 +1390,14 @@ int main(int argc, char **argv)
 	err = setup_export(&d);
 	if (err) {
 		log_err("cannot keep rows for export: out of memory");
+		goto cleanup;
+	}
+	/* the default socket's directory: made by systemd (RuntimeDirectory=)
+	 * or here; any other --socket names a directory that must exist */
+	if (d.env.socket_path && !strcmp(d.env.socket_path, ENV_DEFAULT_SOCKET) &&
+	    mkdir(ENV_DEFAULT_RUNDIR, 0755) && errno != EEXIST) {
+		err = -errno;
+		log_err("cannot create %s: %s", ENV_DEFAULT_RUNDIR, strerror(errno));
 		goto cleanup;
 	}
 	/* before anything is loaded or started: the socket must be free */

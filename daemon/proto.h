@@ -15,7 +15,9 @@
 
 #include <string.h>
 
-#define PROTO_DEFAULT_SOCKET "/run/cachescope.sock"
+/* the directory is systemd's RuntimeDirectory=cachescope, or made at start */
+#define PROTO_DEFAULT_RUNDIR "/run/cachescope"
+#define PROTO_DEFAULT_SOCKET PROTO_DEFAULT_RUNDIR "/cachescope.sock"
 #define PROTO_JSON "json"
 #define PROTO_ERROR "error: "
 /* bytes of a request line, newline included */

@@ -101,6 +101,25 @@ static void args_parse__bad_words__einval(void **state)
 	assert_int_equal(PARSE(&env, "--workload-backend", "cuda"), -EINVAL);
 }
 
+static void args_parse__interval__off_by_default_range_checked(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--duration", "5"), 0);
+	assert_int_equal(env.interval_s, 0);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--interval", "5"), 0);
+	assert_int_equal(env.interval_s, 5);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--interval", "0"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--interval", "3601"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--interval", "1s"), -EINVAL);
+}
+
 static void args_parse__workload_on_cuda__backend_stored(void **state)
 {
 	struct env env;
@@ -210,6 +229,7 @@ int main(void)
 		cmocka_unit_test(args_parse__all_options__stored),
 		cmocka_unit_test(args_parse__bad_numbers__einval),
 		cmocka_unit_test(args_parse__bad_words__einval),
+		cmocka_unit_test(args_parse__interval__off_by_default_range_checked),
 		cmocka_unit_test(args_parse__workload_on_cuda__backend_stored),
 		cmocka_unit_test(args_parse__sample__power_of_two_or_auto),
 		cmocka_unit_test(args_parse__metrics_addr__parsed_or_refused),

@@ -6,12 +6,14 @@
 # promtool and server): the metrics tests only.  libjson-c-dev: the JSON
 # answers of the daemon and the CLI; jq and setpriv (util-linux): the CLI
 # tests.  chromium, libxml2-utils (xmllint) and python3-pil: the test of
-# cachescope plot's SVG only.
+# cachescope plot's SVG only.  systemd (systemd-analyze), mandoc,
+# groff-base, util-linux (setpriv, unshare), python3: the install test only.
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk
-libmicrohttpd-dev curl prometheus libjson-c-dev jq util-linux chromium libxml2-utils python3-pil"
+libmicrohttpd-dev curl prometheus libjson-c-dev jq util-linux chromium libxml2-utils python3-pil
+systemd mandoc groff-base python3"
 
 missing=""
 for p in $PKGS; do
