@@ -42,7 +42,7 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd ptree
+	metrics httpd cgroup ptree
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -145,6 +145,7 @@ $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
 $(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(OUTPUT)/daemon/cgroup.o
 $(OUTPUT)/tests/test_ptree: $(OUTPUT)/tests/test_ptree.o $(OUTPUT)/daemon/ptree.o
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "analysis.h"
 #include "args.h"
+#include "cgroup.h"
 #include "classify.h"
 #include "control.h"
 #include "csv.h"
@@ -62,6 +63,7 @@ struct daemon {
 	bool driving;			/* runs kvref (--workload) */
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
+	struct cgcache *cg;		/* cgroup and container per process, for the CSV */
 	struct csv_stats csv_st;	/* at commit */
 	bool csv_done;
 	struct kstate *ks;		/* the kernel's object counts */
@@ -137,6 +139,9 @@ static void resolve_key(struct acc *a, void *ctx)
 	if (a->key.tgid != CS_TGID_OTHER &&
 	    loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
 		snprintf(a->comm, sizeof(a->comm), "?");
+	/* while the process is there: its rows come after it may be gone */
+	if (d->cg)
+		cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
 }
 
 /* /proc shows every process, whatever our capabilities */
@@ -213,7 +218,7 @@ static const char *csv_columns[] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample",
+	"window_drops", "sample", "cgroup", "container",
 };
 
 /* The tgid column of a key: the process, or what stands for many. */
@@ -239,6 +244,7 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 {
 	const struct acc *a = r->acc;
 	const struct wslot *s = r->s;
+	const struct cgroup_info *cg;
 	struct csv *c = d->csv;
 
 	csv_dbl(c, (double)(r->start_ns + d->real_off_ns) / NSEC, 3);
@@ -314,6 +320,9 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	csv_str(c, tgid_kind(a->key.tgid));
 	csv_u64(c, d->window_drops);
 	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
+	cg = cgcache_get(d->cg, a->key.tgid, r->start_ns);
+	csv_str(c, cg ? cg->path : "");
+	csv_str(c, cg ? cg->container : "");
 	csv_end_row(c);
 }
 
@@ -1302,6 +1311,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		csv_header(d.csv);
+		d.cg = cgcache_new("/proc", COMM_REFRESH_NS);
+		if (!d.cg) {
+			err = -ENOMEM;
+			log_err("cannot allocate the cgroup table: out of memory");
+			goto cleanup;
+		}
 	}
 	/* before anything is loaded or started: the socket must be free */
 	if (d.env.socket_path && (err = control_check(d.env.socket_path))) {
@@ -1433,6 +1448,7 @@ cleanup:
 	if (d.sfd >= 0)
 		close(d.sfd);
 	wtable_free(d.wt);
+	cgcache_free(d.cg);
 	kstate_free(d.ks);
 	ksyms_free(d.syms);
 	loader_stop(&d.ld);

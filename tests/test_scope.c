@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Integration tests of what is traced: --cgroup over a whole subtree, and
+ * Integration tests of what is traced, and of what rows say about where a
+ * process runs: --cgroup over a whole subtree, the cgroup column, and
  * --pid-tree over the traced process's descendants (those at start and
  * those forked later).  Real cachescoped, real BPF; needs root.
  */
@@ -52,21 +53,23 @@ static bool has_rows_of(const struct table *t, long tgid)
 }
 
 /* A process in parent/child is traced with --cgroup parent, one outside
- * is not. */
+ * is not, and the rows of the first name the child cgroup. */
 static void filter__cgroup_parent__child_cgroup_seen_outside_not(void **state)
 {
 	const char *extra[] = { "--cgroup", NULL, NULL };
 	const char *root = cgroup2_root();
-	char parent[300], child[320], cmd[900], out[256];
+	char parent[300], child[320], rel[64], cmd[900], out[256];
 	long inside, outside;
 	struct daemon d;
 	struct table t;
+	int r, named = 0;
 
 	need_root(state);
 	if (!root) {
 		fprintf(stderr, "no cgroup v2 hierarchy mounted: skipped\n");
 		skip();
 	}
+	snprintf(rel, sizeof(rel), "/cs-test-%d/child", getpid());
 	snprintf(parent, sizeof(parent), "%s/cs-test-%d", root, getpid());
 	snprintf(child, sizeof(child), "%s/child", parent);
 	assert_int_equal(mkdir(parent, 0755), 0);
@@ -89,6 +92,54 @@ static void filter__cgroup_parent__child_cgroup_seen_outside_not(void **state)
 	table_read(&t, d.csv);
 	assert_true(sum(&t, "filp", inside, "allocs") >= 600);
 	assert_false(has_rows_of(&t, outside));
+	for (r = 0; r < t.nrows; r++) {
+		if (atol(cell(&t, r, "tgid")) != inside)
+			continue;
+		assert_string_equal(cell(&t, r, "cgroup"), rel);
+		assert_string_equal(cell(&t, r, "container"), "");
+		named++;
+	}
+	assert_true(named > 0);
+}
+
+/* Rows of processes in the root cgroup or anywhere say where, too: the
+ * test's own helper, untraced by filter, carries its cgroup path. */
+static void columns__cgroup__path_of_each_process(void **state)
+{
+	char self[4096], want[4096], out[256], cmd[600];
+	struct daemon d;
+	struct table t;
+	long pid;
+	int r, named = 0;
+	FILE *f;
+	size_t len;
+
+	need_root(state);
+	f = fopen("/proc/self/cgroup", "r");
+	assert_non_null(f);
+	len = fread(self, 1, sizeof(self) - 1, f);
+	fclose(f);
+	self[len] = '\0';
+	if (!strstr(self, "0::")) {
+		fprintf(stderr, "no cgroup v2 line in /proc/self/cgroup: skipped\n");
+		skip();
+	}
+	snprintf(want, sizeof(want), "%s", strstr(self, "0::") + 3);
+	want[strcspn(want, "\n")] = '\0';
+	daemon_start(&d, "cgcol", 2, NULL);
+	/* the helper stays in the test's cgroup */
+	snprintf(cmd, sizeof(cmd), "%s/tests/helpers/fdchurn 300 2 --period-ms 400", build);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	pid = helper_pid(out);
+	assert_int_equal(daemon_wait(&d), 0);
+	table_read(&t, d.csv);
+	for (r = 0; r < t.nrows; r++) {
+		if (atol(cell(&t, r, "tgid")) != pid)
+			continue;
+		assert_string_equal(cell(&t, r, "cgroup"), want);
+		named++;
+	}
+	assert_true(named > 0);
 }
 
 static void churn(int n)
@@ -197,6 +248,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(filter__cgroup_parent__child_cgroup_seen_outside_not),
+		cmocka_unit_test(columns__cgroup__path_of_each_process),
 		cmocka_unit_test(filter__pid_tree__descendants_at_start_and_forked_later),
 		cmocka_unit_test(filter__pid_alone__descendants_not_seen),
 	};
