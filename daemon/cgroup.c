@@ -250,7 +250,7 @@ const struct cgroup_info *cgcache_get(struct cgcache *c, uint32_t tgid, uint64_t
 	for (h = (tgid * 2654435761u) & (CG_SLOTS - 1);; h = (h + 1) & (CG_SLOTS - 1)) {
 		s = &c->slot[h];
 		if (s->tgid == tgid) {
-			if (now - s->read_at >= c->refresh_ns) {
+			if (now >= s->read_at && now - s->read_at >= c->refresh_ns) {
 				s->read_at = now;
 				cg_read(c, tgid, &s->info);
 			}

@@ -36,8 +36,9 @@ struct cgcache;
 struct cgcache *cgcache_new(const char *proc, uint64_t refresh_ns);
 void cgcache_free(struct cgcache *c);
 
-/* What is known of process tgid at time now (any clock, the same every
- * call): read on first use and when older than the refresh age; a process
+/* What is known of process tgid at time now (any clock that never goes
+ * back, the same every call): read on first use and when older than the
+ * refresh age; a process
  * that is gone keeps what was read last.  NULL for ids that are not
  * processes (0, the family and others ids of cachescope.h) and when out of
  * memory. */

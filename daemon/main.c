@@ -320,7 +320,7 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	csv_str(c, tgid_kind(a->key.tgid));
 	csv_u64(c, d->window_drops);
 	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
-	cg = cgcache_get(d->cg, a->key.tgid, r->start_ns);
+	cg = cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
 	csv_str(c, cg ? cg->path : "");
 	csv_str(c, cg ? cg->container : "");
 	csv_end_row(c);
