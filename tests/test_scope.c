@@ -188,9 +188,9 @@ static pid_t spawn_tree(int go[2], int rep[2])
 
 /* Run the tree beside a daemon tracing P (with --pid-tree when tree);
  * the table, P, A and B. */
-static void run_tree(bool tree, struct table *t, pid_t *p, pid_t *a, pid_t *b)
+static void run_tree(bool tree, bool classic, struct table *t, pid_t *p, pid_t *a, pid_t *b)
 {
-	const char *extra[4] = { "--pid", NULL, NULL, NULL };
+	const char *extra[6] = { "--pid", NULL, NULL, NULL, NULL, NULL };
 	int go[2], rep[2];
 	char pidbuf[16];
 	struct daemon d;
@@ -201,9 +201,13 @@ static void run_tree(bool tree, struct table *t, pid_t *p, pid_t *a, pid_t *b)
 	snprintf(pidbuf, sizeof(pidbuf), "%d", *p);
 	extra[1] = pidbuf;
 	extra[2] = tree ? "--pid-tree" : NULL;
+	if (classic) {
+		extra[tree ? 3 : 2] = "--tracepoints";
+		extra[tree ? 4 : 3] = "classic";
+	}
 	/* A exists before the daemon starts: wait until it is P's child */
 	sleep_ms(50);
-	daemon_start(&d, tree ? "ptree" : "pidonly", 2, extra);
+	daemon_start(&d, tree ? (classic ? "ptree-classic" : "ptree") : "pidonly", 2, extra);
 	assert_int_equal(write(go[1], "xx", 2), 2);
 	close(go[1]);
 	assert_int_equal(read(rep[0], a, sizeof(*a)), sizeof(*a));
@@ -215,14 +219,13 @@ static void run_tree(bool tree, struct table *t, pid_t *p, pid_t *a, pid_t *b)
 	table_read(t, d.csv);
 }
 
-static void filter__pid_tree__descendants_at_start_and_forked_later(void **state)
+static void check_tree(bool classic)
 {
 	struct table t;
 	pid_t p, a, b;
 	int r;
 
-	need_root(state);
-	run_tree(true, &t, &p, &a, &b);
+	run_tree(true, classic, &t, &p, &a, &b);
 	assert_true(sum(&t, "filp", a, "allocs") >= 500);
 	assert_true(sum(&t, "filp", b, "allocs") >= 500);
 	/* nothing else: the filter is still the tree */
@@ -233,13 +236,26 @@ static void filter__pid_tree__descendants_at_start_and_forked_later(void **state
 	}
 }
 
+static void filter__pid_tree__descendants_at_start_and_forked_later(void **state)
+{
+	need_root(state);
+	check_tree(false);
+}
+
+/* the classic fork tracepoint names the child by thread id: the same */
+static void filter__pid_tree_classic__same_descendants(void **state)
+{
+	need_root(state);
+	check_tree(true);
+}
+
 static void filter__pid_alone__descendants_not_seen(void **state)
 {
 	struct table t;
 	pid_t p, a, b;
 
 	need_root(state);
-	run_tree(false, &t, &p, &a, &b);
+	run_tree(false, false, &t, &p, &a, &b);
 	assert_false(has_rows_of(&t, a));
 	assert_false(has_rows_of(&t, b));
 }
@@ -250,6 +266,7 @@ int main(void)
 		cmocka_unit_test(filter__cgroup_parent__child_cgroup_seen_outside_not),
 		cmocka_unit_test(columns__cgroup__path_of_each_process),
 		cmocka_unit_test(filter__pid_tree__descendants_at_start_and_forked_later),
+		cmocka_unit_test(filter__pid_tree_classic__same_descendants),
 		cmocka_unit_test(filter__pid_alone__descendants_not_seen),
 	};
 
