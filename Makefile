@@ -42,20 +42,23 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd cgroup ptree
+	metrics httpd csvread offline cgroup ptree
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
-	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_scope
+	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_plot \
+	$(OUTPUT)/tests/test_scope
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o)
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
-ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o \
+ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/offline.o \
+	$(OUTPUT)/tools/svg.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
-	$(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/helpers/harness.o \
+	$(OUTPUT)/tests/test_plot.o $(OUTPUT)/tests/test_scope.o \
+	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
 
@@ -132,10 +135,13 @@ $(OUTPUT)/kvref: $(KVREF_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -rdynamic $^ -lm -lpthread -ldl -o $@
 
-# the CLI escapes what it prints with the daemon's helper
-$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/daemon/strutil.o
+# the CLI escapes what it prints with the daemon's helper; its offline verbs
+# (cluster, plot) run the daemon's features, rules and DBSCAN over CSV
+OFFLINE_OBJS := $(addprefix $(OUTPUT)/,tools/offline.o tools/svg.o daemon/csvread.o \
+	daemon/analysis.o daemon/features.o daemon/classify.o daemon/window.o cluster/dbscan.o)
+$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OFFLINE_OBJS) $(OUTPUT)/daemon/strutil.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
 
 # ---- tests: one binary per module, linked with that module alone ----
 
@@ -144,6 +150,9 @@ $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/me
 $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o
+$(OUTPUT)/tests/test_csvread: $(OUTPUT)/tests/test_csvread.o $(OUTPUT)/daemon/csvread.o \
+	$(OUTPUT)/daemon/csv.o
+$(OUTPUT)/tests/test_offline: $(OUTPUT)/tests/test_offline.o $(OFFLINE_OBJS) $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(OUTPUT)/daemon/cgroup.o
 $(OUTPUT)/tests/test_ptree: $(OUTPUT)/tests/test_ptree.o $(OUTPUT)/daemon/ptree.o
@@ -166,6 +175,8 @@ $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/samp
 $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_scope: $(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/helpers/harness.o
+# cachescope plot rendered by headless Chromium (no BPF)
+$(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
 	$(OUTPUT)/daemon/window.o
 
@@ -293,6 +304,9 @@ $(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c
 FUZZERS += rules
 $(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c
 FUZZ_EXTRA_fuzz_rules := -lm
+
+FUZZERS += csvread
+$(FUZZ_OUT)/fuzz_csvread: tests/fuzz/fuzz_csvread.c daemon/csvread.c daemon/csv.c
 
 FUZZERS += model
 $(FUZZ_OUT)/fuzz_model: tests/fuzz/fuzz_model.c tools/kvref/model.c tools/kvref/kvcache.c

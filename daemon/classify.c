@@ -27,9 +27,9 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_MAX_QUIET_S] = { "thrash_max_quiet_s", 1.0,
 		"... the last of them at most this long ago (thrashing still, not a second ago) ..." },
 	[R_THRASH_MIN_REPEAT_SHARE] = { "thrash_min_repeat_share", 0.25,
-		"... this share of them back a second time or more (kv: within a pool's worth of evictions), or ..." },
+		"... this share of them back a second time or more (kv: within a pool's worth of evictions), and ..." },
 	[R_THRASH_NEAR_SHARE] = { "thrash_near_share", 0.25,
-		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; else a cold re-read" },
+		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; pages back once each are a cold re-read" },
 	[R_FS_MAX_LOCALITY] = { "false_sharing_max_locality", 0.2,
 		"frees on the allocating CPU / frees over the key's last 10 windows below this ..." },
 	[R_FS_MIN_SAME_SIZE] = { "false_sharing_min_same_size", 0.92,
@@ -67,7 +67,7 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_LEAK_MIN_CACHE_SHARE] = { "leak_min_cache_share", 0.5,
 		"... only while the kernel's own count of the cache grows by this share of the key's growth" },
 	[R_LEAK_MIN_WARMUP_S] = { "leak_min_warmup_s", 5.0,
-		"a rise too small for the kernel's count to confirm is a leak only when its allocations began this long after the key's first event (not a process's start-up)" },
+		"a rise too small for the kernel's count to confirm counts only from this long after the key's first event (a process's start-up grows): what rises after it must still last leak_min_rise_s (or leak_blind_rise_s)" },
 	[R_LEAK_CONFIRM_FREE_SHARE] = { "leak_confirm_free_share", 0.93,
 		"... or when frees seen / allocs of the rise is at least this, with no unseen frees (the events see the key's frees)" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
@@ -198,11 +198,22 @@ uint64_t rules_expiry_ns(const char *cache)
 	return 0;
 }
 
-/* Call sites where the slab allocator allocates for itself: per-slab
- * vectors (memcg charges, allocation tags) that live as long as the slab
- * page they describe. */
-static const char *const slab_internal[] = {
-	"alloc_slab_obj_exts",
+/* Call sites whose objects belong to another object and are freed with
+ * it: its own key (and the kernel's count of it) says whether that leaks. */
+static const struct {
+	const char *site, *keys, *why;	/* keys: a prefix of the keys it is for */
+} owned_sites[] = {
+	/* per-slab vectors (memcg charges, allocation tags) that live as
+	 * long as the slab page they describe */
+	{ "alloc_slab_obj_exts", "", "for other caches' slabs: freed with them" },
+	/* the names of dentries too long to hold inline (kmalloc; the
+	 * dentry itself comes from the same function): cached with their
+	 * dentry, which the dcache keeps after the file is closed and the
+	 * kernel reclaims; the dentry key counts the ones in use */
+	{ "__d_alloc", "kmalloc-", "as dentry names: cached with their dentries (see the dentry key)" },
+	/* the security modules' blobs of inodes and files: freed with them */
+	{ "security_inode_alloc", "", "for inodes: freed with them, which the kernel reclaims" },
+	{ "security_file_alloc", "", "for files: freed with them (see the filp key)" },
 };
 
 /* Append printf text to reason. */
@@ -259,9 +270,14 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 
 	/* the kernel's workingset test: evicted and back before the LRU
 	 * turned over, so a somewhat larger cache would have kept it */
-	near = dom == DOM_PAGE && kv && kv->file_lru_pages && !kv->file_lru_pages(kv->ctx, &lru) &&
-	       (double)e->refault_dist_p50 <= t[R_THRASH_NEAR_SHARE] * (double)lru;
-	bool back = repeat >= t[R_THRASH_MIN_REPEAT_SHARE] || near;
+	bool known = dom == DOM_PAGE && kv && kv->file_lru_pages && !kv->file_lru_pages(kv->ctx, &lru);
+	near = known && (double)e->refault_dist_p50 <= t[R_THRASH_NEAR_SHARE] * (double)lru;
+	/* the same pages again and again, and (page cache, where the LRU's
+	 * size is known) soon after their eviction: pages that come back
+	 * once each, however soon, are one pass over them (a cold re-read
+	 * after drop_caches, or after proactive reclaim took them) */
+	bool again = repeat >= t[R_THRASH_MIN_REPEAT_SHARE];
+	bool back = again && (!known || near);
 
 	if (e->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
 	    e->refault_span_s >= t[R_THRASH_MIN_SPAN_S] &&
@@ -277,6 +293,11 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	}
 	if (back)	/* soon back, but not for long (yet) */
 		snprintf(reason, n, "normal: %s refaults not sustained: %llu pages (%llu refaulted over %.1f s, %.0f%% back a second time, median refault distance %llu evictions",
+			 key, (unsigned long long)e->refault_pages,
+			 (unsigned long long)e->recent_refault_pages, e->refault_span_s, 100 * repeat,
+			 (unsigned long long)e->refault_dist_p50);
+	else if (again)	/* again and again, but evicted long before */
+		snprintf(reason, n, "normal: %s refaults from far: %llu pages (%llu refaulted over %.1f s, %.0f%% back a second time, but median refault distance %llu evictions",
 			 key, (unsigned long long)e->refault_pages,
 			 (unsigned long long)e->recent_refault_pages, e->refault_span_s, 100 * repeat,
 			 (unsigned long long)e->refault_dist_p50);
@@ -303,7 +324,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 				   char *reason, size_t n)
 {
 	const double *t = r->v;
-	double rise_s = e->old_rise_s, growth, span, kgrowth, got, fr;
+	double rise_s = e->old_rise_s, growth, span, kgrowth, got, fr, startup;
 	bool seen, old, coarse;
 	long res;
 	char what[200];
@@ -335,18 +356,20 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 		snprintf(reason, n, "leak: %s %s", key, what);
 		return LABEL_LEAK;
 	}
-	/* the slab allocator's own bookkeeping, made on behalf of another
-	 * cache's new slabs and freed with them: it follows that cache */
+	/* objects owned by others (the slab allocator's own bookkeeping,
+	 * dentry names), freed with their owner: they follow it */
 	if (e->top_site && kv && kv->site_name) {
 		char sym[128];
 		size_t i;
 
 		kv->site_name(kv->ctx, e->top_site, sym, sizeof(sym));
-		for (i = 0; i < sizeof(slab_internal) / sizeof(slab_internal[0]); i++) {
-			if (!strncmp(sym, slab_internal[i], strlen(slab_internal[i])) &&
-			    sym[strlen(slab_internal[i])] == '+') {
-				snprintf(reason, n, "normal: %s %s, allocated by %s for other caches' slabs: freed with them",
-					 key, what, sym);
+		for (i = 0; i < sizeof(owned_sites) / sizeof(owned_sites[0]); i++) {
+			size_t len = strlen(owned_sites[i].site);
+
+			if (!strncmp(sym, owned_sites[i].site, len) && sym[len] == '+' &&
+			    !strncmp(key, owned_sites[i].keys, strlen(owned_sites[i].keys))) {
+				snprintf(reason, n, "normal: %s %s, allocated by %s %s",
+					 key, what, sym, owned_sites[i].why);
 				return LABEL_NORMAL;
 			}
 		}
@@ -371,9 +394,11 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	      kv->cache_growth(kv->ctx, key, span, &kgrowth, &got) : -ENOSYS;
 	res = !err && kv->cache_resolution ? kv->cache_resolution(kv->ctx, key) : 0;
 	/* the kernel's count moves in steps of whole slabs: it can only
-	 * contradict a rise larger than the objects it cannot see, unless it
-	 * falls */
-	coarse = !err && res > 0 && (double)e->old_rise <= (double)res && kgrowth >= 0;
+	 * contradict a rise larger than the objects it cannot see, or by
+	 * falling further than that (a smaller fall is the cache's other
+	 * users filling and emptying their slabs) */
+	coarse = !err && res > 0 && (double)e->old_rise <= (double)res &&
+		 kgrowth * got >= -(double)res;
 	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
@@ -388,8 +413,11 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 		return LABEL_NORMAL;
 	}
 	/* unconfirmed: trust the events where they see the key's frees
-	 * (nothing unseen), or where the key is past its start-up */
-	if (coarse && e->old_warmup_s < t[R_LEAK_MIN_WARMUP_S] &&
+	 * (nothing unseen), or the part of the rise past the key's start-up:
+	 * it must last as long as a rise must, after the start-up is over */
+	startup = e->old_warmup_s < t[R_LEAK_MIN_WARMUP_S] ?
+		  t[R_LEAK_MIN_WARMUP_S] - e->old_warmup_s : 0;
+	if (coarse && rise_s - startup < (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
 	    (fr < t[R_LEAK_CONFIRM_FREE_SHARE] || e->unseen_frees)) {
 		snprintf(reason, n, "normal: %s %s, %.1f s after the key's first event: start-up growth that the kernel's count (in slabs hiding %ld) cannot confirm",
 			 key, what, e->old_warmup_s, res);

@@ -66,6 +66,7 @@ struct daemon {
 	struct cgcache *cg;		/* cgroup and container per process, for the CSV */
 	struct csv_stats csv_st;	/* at commit */
 	bool csv_done;
+	char host[256];			/* the CSV's host column (gethostname) */
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
 	uint64_t last_recluster_ns, last_kstate_ns;
@@ -218,7 +219,7 @@ static const char *csv_columns[] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "cgroup", "container",
+	"window_drops", "sample", "host", "cgroup", "container",
 };
 
 /* The tgid column of a key: the process, or what stands for many. */
@@ -320,6 +321,7 @@ static void csv_row(struct daemon *d, const struct wrow *r,
 	csv_str(c, tgid_kind(a->key.tgid));
 	csv_u64(c, d->window_drops);
 	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
+	csv_str(c, d->host);
 	cg = cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
 	csv_str(c, cg ? cg->path : "");
 	csv_str(c, cg ? cg->container : "");
@@ -1310,6 +1312,9 @@ int main(int argc, char **argv)
 			log_err("cannot create %s: %s", d.env.csv_path, strerror(-err));
 			return 1;
 		}
+		/* rows of many hosts can be read together (cachescope cluster) */
+		if (gethostname(d.host, sizeof(d.host) - 1))
+			d.host[0] = '\0';
 		csv_header(d.csv);
 		d.cg = cgcache_new("/proc", COMM_REFRESH_NS);
 		if (!d.cg) {

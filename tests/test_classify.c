@@ -38,7 +38,9 @@ static int fake_site(void *ctx, uint64_t addr, char *buf, size_t n)
 {
 	(void)ctx;
 	snprintf(buf, n, "%s", addr == 0xffffffff81234567ull ? "alloc_empty_file+0x4a" :
-			       addr == 0xffffffff81300058ull ? "alloc_slab_obj_exts+0x58" : "?");
+			       addr == 0xffffffff81300058ull ? "alloc_slab_obj_exts+0x58" :
+			       addr == 0xffffffff81400170ull ? "__d_alloc+0x170" :
+			       addr == 0xffffffff81500027ull ? "security_file_alloc+0x27" : "?");
 	return 0;
 }
 
@@ -173,22 +175,29 @@ static void classify__one_cold_pass_after_eviction__normal_cold_reread(void **st
 	assert_non_null(strstr(reason, "median refault distance 300000 evictions of 100000 file LRU pages)"));
 }
 
-static void classify__pages_back_soon_for_seconds__thrash_by_distance(void **state)
+static void classify__pages_back_soon_and_again__thrash_by_distance_and_repeats(void **state)
 {
 	(void)state;
-	/* each page back once, but soon after its eviction, for seconds:
-	 * the kernel's workingset test says a larger cache would keep them */
+	/* pages back again and again, soon after their eviction: the
+	 * kernel's workingset test says a larger cache would keep them */
 	thrashing_file();
-	e.recent_repeat_pages = 0;
 	e.refault_dist_p50 = 96;
 	lru_pages = 100000;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
-	assert_non_null(strstr(reason, "0% of them back a second time or more; median refault distance 96 evictions of 100000 file LRU pages"));
-	/* not for kv keys: their distance counts blocks, and repeats say it */
-	assert_int_equal(label(DOM_KV, "kv-pool"), LABEL_NORMAL);
-	/* nor without the kernel's LRU size */
-	lru_pages = 0;
+	assert_non_null(strstr(reason, "80% of them back a second time or more; median refault distance 96 evictions of 100000 file LRU pages"));
+	/* each back once, however soon, for seconds: one pass over pages
+	 * proactive reclaim took (a program's libraries at its start) */
+	e.recent_repeat_pages = 0;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "cold re-read"));
+	/* again and again, but from far: a larger cache would not keep them */
+	e.recent_repeat_pages = 7200;
+	e.refault_dist_p50 = 60000;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "normal: 254:0:12 refaults from far"));
+	/* without the kernel's LRU size the repeats decide */
+	lru_pages = 0;
+	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
 }
 
 /* A pure leak: objects never freed, their old population rising for 9 s. */
@@ -242,6 +251,17 @@ static void classify__old_objects_never_freed_kernel_agrees__leak(void **state)
 	e.top_site = 0xffffffff81300058ull;
 	assert_int_equal(label(DOM_SLAB, "kmalloc-512"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "allocated by alloc_slab_obj_exts+0x58 for other caches' slabs"));
+	/* long names of new files' dentries (a fuzzer writing its corpus):
+	 * cached with their dentries, which the dentry key judges */
+	e.top_site = 0xffffffff81400170ull;
+	assert_int_equal(label(DOM_SLAB, "kmalloc-96"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "allocated by __d_alloc+0x170 as dentry names"));
+	/* not the dentries themselves, from the same function */
+	assert_int_equal(label(DOM_SLAB, "dentry"), LABEL_LEAK);
+	/* a file's security blob follows its file */
+	e.top_site = 0xffffffff81500027ull;
+	assert_int_equal(label(DOM_SLAB, "lsm_file_cache"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "allocated by security_file_alloc+0x27 for files: freed with them (see the filp key)"));
 	e.top_site = 0;
 	/* a warm-up that ended: no rise for the last 3 s */
 	leaking_fds();
@@ -347,10 +367,27 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	e.unseen_frees = 3;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	e.unseen_frees = 0;
-	e.old_warmup_s = 20;
-	/* nor when the count falls meanwhile */
-	kgrowth = -12;
+	/* ... or unless it goes on past the start-up: a rise from 0.5 s that
+	 * lasts 7.5 s has lasted 3 s after the first 5 s */
+	e.old_rise_frees = 2000;
+	e.old_rise_s = 7.5;
+	e.old_steps = 30;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
+	e.old_rise_s = 6.0;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "start-up growth"));
+	e.old_rise_s = 4.0;
+	e.old_steps = 16;
+	e.old_rise_frees = 2850;
+	e.old_warmup_s = 20;
+	/* nor when the count falls meanwhile by more than it can hide
+	 * (-30/s over 4 s: 120 objects, slabs hide 84) ... */
+	kgrowth = -30;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "frees the tracepoints did not see"));
+	/* ... but a smaller fall is the cache's other users emptying slabs */
+	kgrowth = -12;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	kgrowth = 0;
 	/* nor when it can see it: contradicted */
 	kres = 20;
@@ -599,7 +636,7 @@ int main(void)
 		cmocka_unit_test_setup(classify__ordinary_churn__normal, setup),
 		cmocka_unit_test_setup(classify__refaults_repeat_for_seconds__thrash_with_numbers, setup),
 		cmocka_unit_test_setup(classify__one_cold_pass_after_eviction__normal_cold_reread, setup),
-		cmocka_unit_test_setup(classify__pages_back_soon_for_seconds__thrash_by_distance, setup),
+		cmocka_unit_test_setup(classify__pages_back_soon_and_again__thrash_by_distance_and_repeats, setup),
 		cmocka_unit_test_setup(classify__old_objects_never_freed_kernel_agrees__leak, setup),
 		cmocka_unit_test_setup(classify__growth_the_kernel_does_not_see__normal_unseen_frees, setup),
 		cmocka_unit_test_setup(classify__old_objects_rise_amid_churn__leak, setup),

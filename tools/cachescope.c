@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "../daemon/strutil.h"
+#include "offline.h"
 
 #define DEFAULT_SOCKET "/run/cachescope.sock"
 /* a larger answer is cut there */
@@ -30,6 +31,10 @@ static void usage(FILE *out)
 		"  top [N]    the N busiest keys of the last closed window (default 10)\n"
 		"  clusters   the clusters of the last run: id, label, size, keys, centroid, reason\n"
 		"\n"
+		"offline (no daemon needed; see cachescope cluster --help, plot --help):\n"
+		"  cluster FILE.csv...            DBSCAN and the labels again over --csv files\n"
+		"  plot FILE.csv... --svg OUT.svg  the same as a picture\n"
+		"\n"
 		"options:\n"
 		"  --socket PATH   the daemon's control socket (default " DEFAULT_SOCKET ")\n"
 		"  -h, --help      this text\n");
@@ -44,6 +49,11 @@ int main(int argc, char **argv)
 	ssize_t n;
 	size_t len = 0, rlen = 0;
 
+	/* the offline verbs read files and never connect */
+	if (argc > 1 && !strcmp(argv[1], "cluster"))
+		return offline_cluster_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "plot"))
+		return offline_plot_main(argc - 1, argv + 1);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);

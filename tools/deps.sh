@@ -3,12 +3,13 @@
 # As root: apt-get update once, then apt-get install -y the missing ones.
 # Not root: one line saying what to install, exit 1.
 # libmicrohttpd-dev: the daemon's --metrics-addr; curl and prometheus (its
-# promtool and server): the metrics tests only.
+# promtool and server): the metrics tests only.  chromium, libxml2-utils
+# (xmllint) and python3-pil: the test of cachescope plot's SVG only.
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk
-libmicrohttpd-dev curl prometheus"
+libmicrohttpd-dev curl prometheus chromium libxml2-utils python3-pil"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,1493 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cachescope cluster: the daemon's CSV, of one host or many, clustered and
+ * labelled again with the daemon's own code (features_from_row, classify,
+ * analysis + DBSCAN).  The one idea: a CSV row is a closed window row
+ * (struct wrow) minus what the daemon derived from the key's past, and that
+ * past is in the file's earlier rows; so each key's rows, in window order,
+ * rebuild the history evidence (the rise of the old population, locality
+ * over the last second, refaults of the file over the last 32 windows,
+ * the growth slope) as daemon/window.c builds it, and the rebuilt row goes
+ * through the same functions as a live one.  What the file does not hold
+ * (the kernel's own counts, see offline_missing) is left out of the rules,
+ * which say so in their reasons.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "../daemon/csvread.h"
+#include "../daemon/strutil.h"
+#include "../daemon/window.h"
+#include "offline.h"
+
+const char offline_missing[] =
+	"not in the CSV, so not used here: the kernel's own slab counts (a leak "
+	"is not cross-checked against them), which caches the kernel reclaims, "
+	"the file LRU size (refault distance), lifetime histograms (a key's median "
+	"lifetime is taken from its windows' medians); old_objs are aged as the "
+	"daemon's rules aged them";
+
+/* ---- the history one key's rows rebuild (daemon/window.c's, per row) ---- */
+
+struct off_hist {
+	uint64_t first_ns, last_window;
+	int64_t last_live;
+	bool seen;
+	/* growth_update */
+	uint64_t grow_win[GROWTH_SAMPLES];
+	int64_t grow_live[GROWTH_SAMPLES];
+	uint32_t grow_n, grow_head, grew_windows;
+	/* age_update */
+	uint64_t total_allocs, total_frees, total_unseen;
+	uint32_t life_hist[HIST_BUCKETS], life_windows;
+	int64_t old_start, old_last, old_max_step;
+	uint64_t old_start_ns, old_first_step_ns, old_last_step_ns;
+	uint64_t old_start_allocs, old_start_frees;
+	uint32_t old_steps;
+	/* remote_update */
+	uint64_t loc_win[LOCALITY_SAMPLES];
+	uint32_t loc_same[LOCALITY_SAMPLES], loc_remote[LOCALITY_SAMPLES], loc_head;
+	/* thrash_update: kv keys keep their own, page keys their file's */
+	struct thist *th;
+};
+
+struct off_file_hist {
+	unsigned int file;
+	char name[64];
+	struct thist th;
+	bool live;		/* not collected by files_gc */
+};
+
+struct off_state {
+	/* key lookup: open addressing over o->keys indices + 1 */
+	size_t *slots, cap;
+	struct off_file_hist *fh;
+	size_t nfh, fhcap;
+	/* per file while it is read */
+	uint64_t window_ns, last_window;
+	bool any_window, drops;
+	uint64_t last_drop_ns;
+};
+
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t key_hash(const struct off_key *k)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ k->file;
+
+	h = str_hash(h, k->name);
+	h = str_hash(h, k->tgid);
+	h = str_hash(h, k->kind);
+	h = str_hash(h, k->comm);
+	return h ^ (uint64_t)k->domain << 56;
+}
+
+/* The daemon's key: a family is one per command, a process one per tgid
+ * (whatever its comm became), others one per cache. */
+static bool key_same(const struct off_key *a, const struct off_key *b)
+{
+	return a->file == b->file && a->domain == b->domain && !strcmp(a->name, b->name) &&
+	       !strcmp(a->tgid, b->tgid) && !strcmp(a->kind, b->kind) &&
+	       (strcmp(a->kind, "family") || !strcmp(a->comm, b->comm));
+}
+
+static int keys_resize(struct offline *o, size_t cap)
+{
+	struct off_state *st = o->st;
+	size_t *slots = calloc(cap, sizeof(*slots)), i, j;
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < o->nkeys; i++) {
+		j = key_hash(&o->keys[i]) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = i + 1;
+	}
+	free(st->slots);
+	st->slots = slots;
+	st->cap = cap;
+	return 0;
+}
+
+/* The key's index; made when new.  -ENOMEM. */
+static long key_get(struct offline *o, const struct off_key *k)
+{
+	struct off_state *st = o->st;
+	size_t j;
+
+	if ((o->nkeys + 1) * 2 > st->cap && keys_resize(o, st->cap ? st->cap * 2 : 1024))
+		return -ENOMEM;
+	for (j = key_hash(k) & (st->cap - 1); st->slots[j]; j = (j + 1) & (st->cap - 1))
+		if (key_same(&o->keys[st->slots[j] - 1], k)) {
+			/* a process's comm is the latest one (exec renames) */
+			if (strcmp(k->kind, "family"))
+				memcpy(o->keys[st->slots[j] - 1].comm, k->comm, sizeof(k->comm));
+			if (*k->file_name)
+				memcpy(o->keys[st->slots[j] - 1].file_name, k->file_name,
+				       sizeof(k->file_name));
+			return (long)st->slots[j] - 1;
+		}
+	if (o->nkeys == o->kcap) {
+		size_t cap = o->kcap ? o->kcap * 2 : 256;
+		struct off_key *n = realloc(o->keys, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		o->keys = n;
+		o->kcap = cap;
+	}
+	o->keys[o->nkeys] = *k;
+	o->keys[o->nkeys].h = calloc(1, sizeof(struct off_hist));
+	if (!o->keys[o->nkeys].h)
+		return -ENOMEM;
+	st->slots[j] = o->nkeys + 1;
+	return (long)o->nkeys++;
+}
+
+static struct thist *file_thist(struct offline *o, unsigned int file, const char *name,
+				bool create)
+{
+	struct off_state *st = o->st;
+	struct off_file_hist *f;
+	size_t i;
+
+	/* few files refault at once: a scan of the live ones */
+	for (i = 0; i < st->nfh; i++)
+		if (st->fh[i].live && st->fh[i].file == file && !strcmp(st->fh[i].name, name))
+			return &st->fh[i].th;
+	if (!create)
+		return NULL;
+	for (i = 0; i < st->nfh && st->fh[i].live; i++)
+		;
+	if (i == st->nfh) {
+		if (st->nfh == st->fhcap) {
+			size_t cap = st->fhcap ? st->fhcap * 2 : 64;
+			struct off_file_hist *n = realloc(st->fh, cap * sizeof(*n));
+
+			if (!n)
+				return NULL;
+			st->fh = n;
+			st->fhcap = cap;
+		}
+		st->nfh++;
+	}
+	f = &st->fh[i];
+	memset(f, 0, sizeof(*f));
+	f->file = file;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->live = true;
+	return &f->th;
+}
+
+/* window.c's files_gc, at the points the daemon runs it: after closing
+ * every 64th window, files with no sample for 32 windows are forgotten. */
+#define GC_EVERY_WINDOWS 64
+#define GC_IDLE_NS (60ull * 1000000000ull)
+
+static void files_gc(struct offline *o, unsigned int file, uint64_t cur)
+{
+	struct off_state *st = o->st;
+	size_t i;
+
+	for (i = 0; i < st->nfh; i++) {
+		struct thist *th = &st->fh[i].th;
+
+		if (st->fh[i].live && st->fh[i].file == file &&
+		    (!th->head || th->win[(th->head - 1) % THRASH_SAMPLES] + THRASH_SAMPLES <= cur))
+			st->fh[i].live = false;
+	}
+}
+
+static void growth_update(struct off_hist *h, uint64_t window_ns, struct wrow *r)
+{
+	double x[GROWTH_SAMPLES], y[GROWTH_SAMPLES];
+	uint32_t i, k;
+
+	if (r->s->allocs > r->s->frees)
+		h->grew_windows++;
+	else if (r->s->allocs < r->s->frees)
+		h->grew_windows = 0;
+	h->grow_win[h->grow_head] = r->window;
+	h->grow_live[h->grow_head] = r->live_objs;
+	h->grow_head = (h->grow_head + 1) % GROWTH_SAMPLES;
+	if (h->grow_n < GROWTH_SAMPLES)
+		h->grow_n++;
+	for (i = 0; i < h->grow_n; i++) {
+		k = (h->grow_head + GROWTH_SAMPLES - h->grow_n + i) % GROWTH_SAMPLES;
+		x[i] = (double)(h->grow_win[k] * window_ns) / 1e9;
+		y[i] = (double)h->grow_live[k];
+	}
+	r->growth_per_s = slope(x, y, h->grow_n);
+	r->grew_windows = h->grew_windows;
+}
+
+/* The age test's evidence; old_objs and age_ns come from the row (the
+ * daemon's cohorts aged them), the rise is rebuilt as age_update does. */
+static void age_update(struct off_state *st, struct off_hist *h, uint64_t window_ns,
+		       struct wrow *r)
+{
+	uint64_t end = r->start_ns + window_ns, age = r->age_ns, p50;
+	uint32_t b;
+
+	/* a key's median lifetime over its history: each window's median,
+	 * weighted by its frees (the file has no histograms) */
+	if (r->lifetime_p50_ns && r->s->frees > r->s->unseen_frees)
+		h->life_hist[hist_bucket(r->lifetime_p50_ns)] += r->s->frees - r->s->unseen_frees;
+	if (++h->life_windows % 100 == 0)
+		for (b = 0; b < HIST_BUCKETS; b++)
+			h->life_hist[b] /= 2;
+	p50 = hist_percentile(h->life_hist, 0.5);
+	r->key_lifetime_p50_ns = p50;
+	if (r->old_objs < h->old_last || !r->old_objs || !h->old_start_ns) {
+		h->old_start = r->old_objs;
+		h->old_start_ns = end;
+		h->old_steps = 0;
+		h->old_max_step = 0;
+		h->old_start_allocs = h->total_allocs;
+		h->old_start_frees = h->total_frees - h->total_unseen;
+	} else if (r->old_objs > h->old_last) {
+		if (!h->old_steps++)
+			h->old_first_step_ns = end;
+		h->old_last_step_ns = end;
+		if (r->old_objs - h->old_last > h->old_max_step)
+			h->old_max_step = r->old_objs - h->old_last;
+	}
+	h->old_last = r->old_objs;
+	r->old_rise = r->old_objs - h->old_start;
+	r->old_steps = h->old_steps;
+	r->old_max_step = h->old_max_step;
+	r->old_rise_allocs = h->total_allocs - h->old_start_allocs;
+	r->old_rise_frees = h->total_frees - h->total_unseen - h->old_start_frees;
+	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= h->old_start_ns;
+	if (h->old_steps) {
+		r->old_rise_s = (double)(h->old_last_step_ns - h->old_first_step_ns) / 1e9;
+		r->old_quiet_s = (double)(end - h->old_last_step_ns) / 1e9;
+		r->old_warmup_s = h->old_first_step_ns > h->first_ns + age ?
+			(double)(h->old_first_step_ns - age - h->first_ns) / 1e9 : 0;
+	}
+}
+
+static void remote_update(struct off_hist *h, struct wrow *r)
+{
+	uint64_t same = 0, all = 0;
+	uint32_t i, n;
+
+	if (r->s->same_cpu_frees + r->s->remote_frees) {
+		i = h->loc_head++ % LOCALITY_SAMPLES;
+		h->loc_win[i] = r->window;
+		h->loc_same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
+				 (uint32_t)r->s->same_cpu_frees;
+		h->loc_remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
+				   (uint32_t)r->s->remote_frees;
+	}
+	n = h->loc_head < LOCALITY_SAMPLES ? h->loc_head : LOCALITY_SAMPLES;
+	r->recent_windows = 0;
+	for (i = 0; i < n; i++) {
+		if (h->loc_win[i] + LOCALITY_SAMPLES <= r->window)
+			continue;
+		same += h->loc_same[i];
+		all += h->loc_same[i] + h->loc_remote[i];
+		r->recent_windows++;
+	}
+	r->recent_locality = all ? (double)same / all : 1.0;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static void thrash_update(struct offline *o, const struct off_key *k, struct off_hist *h,
+			  uint64_t window_ns, struct wrow *r)
+{
+	uint64_t first = WINDOW_NONE, last = 0;
+	bool refaulted = r->s->refault_pages > 0;
+	struct thist *th;
+	uint32_t i;
+
+	if (k->domain == DOM_PAGE) {
+		th = file_thist(o, k->file, k->name, refaulted);
+	} else {
+		if (!h->th && refaulted)
+			h->th = calloc(1, sizeof(*h->th));
+		th = h->th;
+	}
+	if (!th)
+		return;
+	if (refaulted || (th->head && r->s->page_adds)) {
+		i = (th->head - 1) % THRASH_SAMPLES;
+		if (!th->head || th->win[i] != r->window) {
+			i = th->head++ % THRASH_SAMPLES;
+			th->win[i] = r->window;
+			th->adds[i] = th->refault[i] = th->repeat[i] = 0;
+		}
+		th->adds[i] += clamp32(r->s->page_adds);
+		th->refault[i] += clamp32(r->s->refault_pages);
+		th->repeat[i] += clamp32(r->s->repeat_pages);
+	}
+	for (i = 0; i < THRASH_SAMPLES && i < th->head; i++) {
+		if (th->win[i] + THRASH_SAMPLES <= r->window)
+			continue;
+		r->recent_page_adds += th->adds[i];
+		if (!th->refault[i])
+			continue;
+		r->recent_refault_pages += th->refault[i];
+		r->recent_repeat_pages += th->repeat[i];
+		r->refault_windows++;
+		if (th->win[i] < first)
+			first = th->win[i];
+		if (th->win[i] > last)
+			last = th->win[i];
+	}
+	if (r->refault_windows) {
+		r->refault_span_s = (double)((last - first + 1) * window_ns) / 1e9;
+		r->refault_quiet_s = (double)((r->window - last) * window_ns) / 1e9;
+	}
+}
+
+/* The daemon forgets a key idle for a minute with nothing live (a family
+ * even with objects live: merged into others) at its next collection; the
+ * key's next rows start a new history. */
+static void hist_expire(struct off_hist *h, const struct off_key *k, uint64_t window,
+			uint64_t window_ns)
+{
+	uint64_t idle = GC_IDLE_NS / window_ns, p;
+
+	if (!h->seen)
+		return;
+	p = ((h->last_window + idle) / GC_EVERY_WINDOWS + 1) * GC_EVERY_WINDOWS;
+	if (p <= window && (!h->last_live || !strcmp(k->kind, "family"))) {
+		free(h->th);
+		memset(h, 0, sizeof(*h));
+	}
+}
+
+/* ---- reading the files ---- */
+
+/* the columns read, by name; the last ones may be missing (older files) */
+enum col {
+	C_TS, C_WINDOW, C_WINDOW_MS, C_DOMAIN, C_KEY, C_TGID, C_COMM, C_ALLOCS, C_FREES,
+	C_LIVE_OBJS, C_LIVE_BYTES, C_LIFETIME, C_SAME_CPU, C_REMOTE, C_CROSS_NUMA,
+	C_ENTROPY, C_SAME_SIZE, C_TOP_SITE_SHARE, C_PAGE_ADDS, C_PAGE_DELS, C_REFAULTS,
+	C_REFAULT_PAGES, C_REFAULT_DIST, C_OPS_PER_S, C_LABEL,
+	C_GPU_KERNELS, C_GPU_KERNEL_NS, C_GPU_IN, C_GPU_OUT, C_TGID_GPU_NS,
+	C_TGID_GPU_KV_NS, C_TGID_GPU_BYTES, C_UNSEEN, C_REPEAT, C_OLD_OBJS, C_AGE_MS,
+	C_HOT_SITE, C_KEY_KIND, C_WINDOW_DROPS, C_SAMPLE, C_HOST, C_SCOPE, C_FILE, C_N,
+};
+
+/* the columns before C_REQUIRED must be there; files of older daemons lack
+ * some of the later ones, which then read as 0 */
+#define C_REQUIRED C_GPU_KERNELS
+
+static const char *const col_names[C_N] = {
+	"ts", "window", "window_ms", "domain", "key", "tgid", "comm", "allocs", "frees",
+	"live_objs", "live_bytes", "lifetime_p50_ns", "same_cpu_frees", "remote_frees",
+	"cross_numa", "size_entropy", "same_size_share", "top_site_share", "page_adds",
+	"page_dels", "refaults", "refault_pages", "refault_dist_p50", "ops_per_s", "label",
+	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
+	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
+	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
+	"window_drops", "sample", "host", "scope", "file",
+};
+
+static int domain_of(const char *s)
+{
+	static const char *const names[] = { [DOM_SLAB] = "slab", [DOM_PAGE] = "page",
+					     [DOM_KV] = "kv", [DOM_GPU] = "gpu" };
+	int d;
+
+	for (d = DOM_SLAB; d <= DOM_GPU; d++)
+		if (!strcmp(s, names[d]))
+			return d;
+	return 0;
+}
+
+static int label_of(const char *s)
+{
+	int l;
+
+	for (l = 0; l < LABEL_COUNT; l++)
+		if (!strcmp(s, label_name(l)))
+			return l;
+	return -1;
+}
+
+static long intern(char ***v, size_t *n, size_t *cap, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*v)[i], s))
+			return (long)i;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		char **nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[*n] = strdup(s);
+	if (!(*v)[*n])
+		return -ENOMEM;
+	return (long)(*n)++;
+}
+
+static int site_name(void *ctx, uint64_t addr, char *buf, size_t n)
+{
+	const struct offline *o = ctx;
+
+	if (!addr || addr > o->nsites)
+		return -ENOENT;
+	snprintf(buf, n, "%s", o->sites[addr - 1]);
+	return 0;
+}
+
+struct rd {
+	struct csvr *r;
+	int col[C_N];
+};
+
+static int get_u64(struct rd *d, enum col c, uint64_t *v)
+{
+	unsigned long long x;
+
+	if (d->col[c] < 0) {	/* an optional column the file lacks */
+		*v = 0;
+		return 0;
+	}
+	if (csvr_u64(d->r, d->col[c], &x))
+		return csvr_fail(d->r, "column %s: not a count: '%.40s'", col_names[c],
+				 csvr_field(d->r, d->col[c]));
+	*v = x;
+	return 0;
+}
+
+static int get_i64(struct rd *d, enum col c, int64_t *v)
+{
+	long long x;
+
+	if (d->col[c] < 0) {
+		*v = 0;
+		return 0;
+	}
+	if (csvr_i64(d->r, d->col[c], &x))
+		return csvr_fail(d->r, "column %s: not an integer: '%.40s'", col_names[c],
+				 csvr_field(d->r, d->col[c]));
+	*v = x;
+	return 0;
+}
+
+static int get_dbl(struct rd *d, enum col c, double lo, double hi, double *v)
+{
+	if (csvr_dbl(d->r, d->col[c], v) || *v < lo || *v > hi)
+		return csvr_fail(d->r, "column %s: not a number in [%g, %g]: '%.40s'",
+				 col_names[c], lo, hi, csvr_field(d->r, d->col[c]));
+	return 0;
+}
+
+static int str_col(struct rd *d, enum col c, char *buf, size_t n)
+{
+	const char *s = csvr_text(d->r, d->col[c]);
+
+	if (strlen(s) >= n)
+		return csvr_fail(d->r, "column %s: longer than %zu bytes", col_names[c], n - 1);
+	memcpy(buf, s, strlen(s) + 1);
+	return 0;
+}
+
+/* Everything of one row that the daemon's wrow holds; then the history. */
+static int read_row(struct offline *o, struct rd *d, unsigned int file,
+		    struct off_key *k, struct acc *acc, struct wslot *s, struct wrow *r,
+		    double *ts, uint64_t *window_ms, int *daemon_label)
+{
+	uint64_t u, sample, drops;
+	const char *f;
+	double ops_s;
+	int err = 0;
+	long i;
+
+	memset(k, 0, sizeof(*k));
+	memset(acc, 0, sizeof(*acc));
+	memset(s, 0, sizeof(*s));
+	memset(r, 0, sizeof(*r));
+	k->file = file;
+	if (get_dbl(d, C_TS, 0, 1e11, ts) || get_u64(d, C_WINDOW, &r->window) ||
+	    get_u64(d, C_WINDOW_MS, window_ms))
+		return -EINVAL;
+	if (*window_ms < 1 || *window_ms > 60000)
+		return csvr_fail(d->r, "column window_ms: %llu is not in 1..60000",
+				 (unsigned long long)*window_ms);
+	k->domain = domain_of(csvr_text(d->r, d->col[C_DOMAIN]));
+	if (!k->domain)
+		return csvr_fail(d->r, "column domain: not slab, page, kv or gpu");
+	if (str_col(d, C_KEY, k->name, sizeof(k->name)) ||
+	    str_col(d, C_TGID, k->tgid, sizeof(k->tgid)) ||
+	    str_col(d, C_COMM, k->comm, sizeof(k->comm)))
+		return -EINVAL;
+	/* a file's name (any length) for the picture: its last 63 bytes
+	 * hold the base name that tells files apart */
+	f = csvr_text(d->r, d->col[C_FILE]);
+	if (strlen(f) >= sizeof(k->file_name))
+		f += strlen(f) - (sizeof(k->file_name) - 1);
+	memcpy(k->file_name, f, strlen(f) + 1);
+	if (d->col[C_KEY_KIND] >= 0) {
+		if (str_col(d, C_KEY_KIND, k->kind, sizeof(k->kind)))
+			return -EINVAL;
+	} else {
+		snprintf(k->kind, sizeof(k->kind), "%s", *k->tgid ? "process" : "others");
+	}
+	acc->key.domain = k->domain;
+	if (!strcmp(k->kind, "family")) {
+		acc->key.tgid = CS_TGID_FAMILY | 1;
+	} else if (!strcmp(k->kind, "others")) {
+		acc->key.tgid = CS_TGID_OTHER;
+	} else if (!strcmp(k->kind, "process")) {
+		unsigned long long t;
+
+		if (csvr_u64(d->r, d->col[C_TGID], &t) || t >= CS_TGID_FAMILY)
+			return csvr_fail(d->r, "column tgid: not a process id");
+		acc->key.tgid = (uint32_t)t;
+	} else {
+		return csvr_fail(d->r, "column key_kind: not process, family or others");
+	}
+	memcpy(acc->name, k->name, sizeof(acc->name));
+	memcpy(acc->comm, k->comm, sizeof(acc->comm) < sizeof(k->comm) ?
+	       sizeof(acc->comm) : sizeof(k->comm));
+	acc->comm[sizeof(acc->comm) - 1] = '\0';
+	err = get_u64(d, C_ALLOCS, &s->allocs) ?: get_u64(d, C_FREES, &s->frees) ?:
+	      get_i64(d, C_LIVE_OBJS, &r->live_objs) ?: get_i64(d, C_LIVE_BYTES, &r->live_bytes) ?:
+	      get_u64(d, C_LIFETIME, &r->lifetime_p50_ns) ?:
+	      get_u64(d, C_SAME_CPU, &s->same_cpu_frees) ?: get_u64(d, C_REMOTE, &s->remote_frees) ?:
+	      get_u64(d, C_CROSS_NUMA, &s->cross_numa) ?:
+	      get_dbl(d, C_ENTROPY, 0, 64, &r->size_entropy) ?:
+	      get_dbl(d, C_SAME_SIZE, 0, 1, &r->same_size_share) ?:
+	      get_dbl(d, C_TOP_SITE_SHARE, 0, 1, &r->top_site_share) ?:
+	      get_u64(d, C_PAGE_ADDS, &s->page_adds) ?: get_u64(d, C_PAGE_DELS, &s->page_dels) ?:
+	      get_u64(d, C_REFAULTS, &s->refaults) ?: get_u64(d, C_REFAULT_PAGES, &s->refault_pages) ?:
+	      get_u64(d, C_REFAULT_DIST, &r->refault_dist_p50) ?:
+	      get_u64(d, C_GPU_KERNELS, &s->gpu_kernels) ?: get_u64(d, C_GPU_KERNEL_NS, &s->gpu_kernel_ns) ?:
+	      get_u64(d, C_GPU_IN, &s->gpu_copy_in_bytes) ?: get_u64(d, C_GPU_OUT, &s->gpu_copy_out_bytes) ?:
+	      get_u64(d, C_TGID_GPU_NS, &r->tgid_gpu_kernel_ns) ?:
+	      get_u64(d, C_TGID_GPU_KV_NS, &r->tgid_gpu_kv_kernel_ns) ?:
+	      get_u64(d, C_TGID_GPU_BYTES, &r->tgid_gpu_copy_bytes) ?:
+	      get_u64(d, C_UNSEEN, &s->unseen_frees) ?: get_u64(d, C_REPEAT, &s->repeat_pages) ?:
+	      get_i64(d, C_OLD_OBJS, &r->old_objs) ?: get_u64(d, C_AGE_MS, &u) ?:
+	      get_u64(d, C_WINDOW_DROPS, &drops) ?: get_u64(d, C_SAMPLE, &sample);
+	if (err)
+		return err;
+	r->age_ns = u * 1000000;
+	if (d->col[C_SAMPLE] < 0 || !sample)
+		sample = 1;
+	if (sample & (sample - 1) || sample > 1u << 20)
+		return csvr_fail(d->r, "column sample: %llu is not a power of two up to 2^20",
+				 (unsigned long long)sample);
+	while (sample >> s->max_shift > 1)
+		s->max_shift++;
+	/* the operations the row's counts leave out (kv swaps, GPU copies):
+	 * what ops_per_s adds up to beyond them, where the row has a vector */
+	if (*csvr_field(d->r, d->col[C_OPS_PER_S])) {
+		uint64_t ops, known;
+
+		if (get_dbl(d, C_OPS_PER_S, 0, 1e15, &ops_s))
+			return -EINVAL;
+		ops = (uint64_t)llround(ops_s * (double)*window_ms / 1000.0);
+		known = s->allocs + s->frees + (k->domain == DOM_GPU ? s->gpu_kernels : 0);
+		if (k->domain == DOM_KV && ops > known)
+			s->kv_swap_outs = ops - known;
+		if (k->domain == DOM_GPU && ops > known)
+			s->gpu_copies = ops - known;
+	}
+	f = csvr_text(d->r, d->col[C_HOT_SITE]);
+	if (*f) {
+		i = intern(&o->sites, &o->nsites, &o->scap, f);
+		if (i < 0)
+			return (int)i;
+		r->top_site = (uint64_t)i + 1;
+	}
+	*daemon_label = -1;
+	f = csvr_text(d->r, d->col[C_LABEL]);
+	if (*f && (*daemon_label = label_of(f)) < 0)
+		return csvr_fail(d->r, "column label: not a label: '%.40s'", f);
+	i = intern(&o->hosts, &o->nhosts, &o->hcap, csvr_text(d->r, d->col[C_HOST]));
+	if (i < 0)
+		return (int)i;
+	k->host = (unsigned int)i;
+	/* records were dropped before this window closed (window.c's
+	 * wtable_note_drops, at the tick that closes it) */
+	o->st->drops |= drops > 0;
+	if (drops)
+		o->st->last_drop_ns = (uint64_t)llround(*ts * 1e9) + *window_ms * 1000000;
+	return 0;
+}
+
+static int load_file(struct offline *o, const char *path, unsigned int file,
+		     char *err, size_t errlen)
+{
+	struct off_state *st = o->st;
+	struct rd d = { 0 };
+	struct off_key k;
+	struct acc acc;
+	struct wslot s;
+	struct wrow r;
+	uint64_t window_ms, window_ns = 0, p;
+	double ts;
+	int rc, i, daemon_label = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = csvr_open(f, path, 0, &d.r);
+	if (rc)
+		goto out;
+	for (i = 0; i < C_N; i++) {
+		d.col[i] = csvr_col(d.r, col_names[i]);
+		if (d.col[i] < 0 && i < C_REQUIRED) {
+			rc = csvr_fail(d.r, "no column '%s': not a CSV of cachescoped --csv",
+				       col_names[i]);
+			goto out;
+		}
+	}
+	if (d.col[C_HOST] < 0)
+		o->host_missing = true;
+	st->any_window = false;
+	st->drops = false;
+	while ((rc = csvr_next(d.r)) == 1) {
+		const struct vec_entry *v;
+		struct off_key *key;
+		struct off_hist *h;
+		long ki;
+
+		/* rows of the other scope are not read: their keys are others */
+		if (o->scope && strcmp(csvr_text(d.r, d.col[C_SCOPE]), o->scope))
+			continue;
+		rc = read_row(o, &d, file, &k, &acc, &s, &r, &ts, &window_ms, &daemon_label);
+		if (rc)
+			goto out;
+		if (!window_ns)
+			window_ns = window_ms * 1000000;
+		if (window_ms * 1000000 != window_ns) {
+			rc = csvr_fail(d.r, "column window_ms: %llu, earlier rows %llu",
+				       (unsigned long long)window_ms,
+				       (unsigned long long)(window_ns / 1000000));
+			goto out;
+		}
+		if (st->any_window && r.window < st->last_window) {
+			rc = csvr_fail(d.r, "window %llu after window %llu: rows out of order",
+				       (unsigned long long)r.window,
+				       (unsigned long long)st->last_window);
+			goto out;
+		}
+		/* the daemon's collections between the last window and this */
+		for (p = st->any_window ? (st->last_window / GC_EVERY_WINDOWS + 1) * GC_EVERY_WINDOWS :
+		     GC_EVERY_WINDOWS; p <= r.window; p += GC_EVERY_WINDOWS)
+			files_gc(o, file, p);
+		st->any_window = true;
+		st->last_window = r.window;
+		if (o->rows == 0 || ts < o->t0)
+			o->t0 = ts;
+		if (ts + window_ms / 1000.0 > o->t1)
+			o->t1 = ts + window_ms / 1000.0;
+		o->rows++;
+		ki = key_get(o, &k);
+		if (ki < 0) {
+			rc = (int)ki;
+			goto out;
+		}
+		key = &o->keys[ki];
+		h = key->h;
+		hist_expire(h, key, r.window, window_ns);
+		r.start_ns = (uint64_t)llround(ts * 1e9);
+		r.acc = &acc;
+		r.s = &s;
+		if (!h->seen) {
+			h->first_ns = r.start_ns;
+			h->seen = true;
+		}
+		h->total_allocs += s.allocs;
+		h->total_frees += s.frees;
+		h->total_unseen += s.unseen_frees;
+		growth_update(h, window_ns, &r);
+		age_update(st, h, window_ns, &r);
+		remote_update(h, &r);
+		thrash_update(o, key, h, window_ns, &r);
+		h->last_window = r.window;
+		h->last_live = r.live_objs;
+		key->rows++;
+		key->ops += k.domain == DOM_PAGE ? s.page_adds + s.page_dels : s.allocs + s.frees;
+		v = analysis_add(&o->an, &r, window_ns);
+		if (!v)
+			continue;
+		if (o->an.n > o->vcap) {
+			struct off_vec *nv = realloc(o->vec, o->an.cap * sizeof(*nv));
+
+			if (!nv) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			o->vec = nv;
+			o->vcap = o->an.cap;
+		}
+		o->vec[o->an.n - 1] = (struct off_vec){ .key = (unsigned int)ki, .t = ts,
+							.daemon_label = daemon_label };
+	}
+out:
+	if (rc > 0)
+		rc = 0;
+	if (!o->window_ns)
+		o->window_ns = window_ns;
+	if (rc && d.r && *csvr_error(d.r))
+		snprintf(err, errlen, "%s", csvr_error(d.r));
+	else if (rc)
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+	csvr_free(d.r);
+	fclose(f);
+	return rc;
+}
+
+static void key_counts(struct offline *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->an.n; i++) {
+		struct off_key *k = &o->keys[o->vec[i].key];
+		int dl = o->vec[i].daemon_label;
+
+		k->counts[o->an.v[i].label]++;
+		if (dl < 0)
+			continue;
+		k->daemon[dl]++;
+		o->confusion[dl][o->an.v[i].label]++;
+		o->daemon_vectors++;
+		o->agree += dl == (int)o->an.v[i].label;
+	}
+}
+
+int offline_load(struct offline *o, char *const *files, size_t nfiles,
+		 const struct offline_params *p, char *err, size_t errlen)
+{
+	struct rules rules;
+	size_t i;
+	int rc, line;
+
+	memset(o, 0, sizeof(*o));
+	o->scope = p->scope;
+	err[0] = '\0';
+	rules_defaults(&rules);
+	if (p->rules_path && (rc = rules_load(&rules, p->rules_path, &line))) {
+		if (line)
+			snprintf(err, errlen, "%s:%d: not a rule: NAME = VALUE with a known NAME and a number >= 0",
+				 p->rules_path, line);
+		else
+			snprintf(err, errlen, "cannot read %s: %s", p->rules_path, strerror(-rc));
+		return rc;
+	}
+	analysis_init(&o->an, &rules, &(struct analysis_params){
+		.eps = p->eps, .min_pts = p->min_pts,
+		.history_windows = UINT64_MAX / 4,	/* every row of every file */
+	});
+	/* the file names its hot sites; nothing else of the kernel is known */
+	o->an.kv.site_name = site_name;
+	o->an.kv.ctx = o;
+	/* no run yet: with no core point each vector is noise at once (not
+	 * a scan of all before it), until the one run at the end */
+	o->an.grid_ok = true;
+	o->st = calloc(1, sizeof(*o->st));
+	o->files = calloc(nfiles ? nfiles : 1, sizeof(*o->files));
+	if (!o->st || !o->files) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < nfiles; i++) {
+		o->files[i] = strdup(files[i]);
+		if (!o->files[i]) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		o->nfiles++;
+		rc = load_file(o, files[i], (unsigned int)i, err, errlen);
+		if (rc)
+			return rc;
+	}
+	rc = analysis_recluster(&o->an, 0);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot cluster %zu vectors: %s", o->an.n, strerror(-rc));
+		return rc;
+	}
+	o->nclusters = rc;
+	key_counts(o);
+	return 0;
+}
+
+void offline_release(struct offline *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nkeys; i++) {
+		if (o->keys[i].h)
+			free(o->keys[i].h->th);
+		free(o->keys[i].h);
+	}
+	for (i = 0; i < o->nhosts; i++)
+		free(o->hosts[i]);
+	for (i = 0; i < o->nfiles; i++)
+		free(o->files[i]);
+	for (i = 0; i < o->nsites; i++)
+		free(o->sites[i]);
+	if (o->st) {
+		free(o->st->slots);
+		free(o->st->fh);
+	}
+	free(o->st);
+	free(o->sites);
+	free(o->hosts);
+	free(o->files);
+	free(o->keys);
+	free(o->vec);
+	analysis_release(&o->an);
+	memset(o, 0, sizeof(*o));
+}
+
+/* ---- PCA: the covariance's two largest eigenvectors (Jacobi rotations) ---- */
+
+int pca2(const double *pts, size_t n, unsigned int dim, double *out2, double *var2,
+	 double *load)
+{
+	double mean[8] = { 0 }, c[8][8] = { { 0 } }, v[8][8] = { { 0 } }, total = 0;
+	unsigned int i, j, k, sweep, best[2] = { 0, 1 };
+	size_t p;
+
+	if (dim < 1 || dim > 8)
+		return -EINVAL;
+	for (p = 0; p < n; p++)
+		for (i = 0; i < dim; i++)
+			mean[i] += pts[p * dim + i] / (double)n;
+	for (p = 0; p < n; p++)
+		for (i = 0; i < dim; i++)
+			for (j = 0; j < dim; j++)
+				c[i][j] += (pts[p * dim + i] - mean[i]) *
+					   (pts[p * dim + j] - mean[j]) / (double)n;
+	for (i = 0; i < dim; i++)
+		v[i][i] = 1;
+	for (sweep = 0; sweep < 64; sweep++) {
+		double off = 0;
+
+		for (i = 0; i < dim; i++)
+			for (j = i + 1; j < dim; j++)
+				off += c[i][j] * c[i][j];
+		if (off < 1e-30)
+			break;
+		for (i = 0; i < dim; i++) {
+			for (j = i + 1; j < dim; j++) {
+				double th, t, cs, sn;
+
+				if (fabs(c[i][j]) < 1e-300)
+					continue;
+				th = (c[j][j] - c[i][i]) / (2 * c[i][j]);
+				t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
+				cs = 1 / sqrt(t * t + 1);
+				sn = t * cs;
+				for (k = 0; k < dim; k++) {	/* c = c * R */
+					double a = c[k][i], b = c[k][j];
+
+					c[k][i] = cs * a - sn * b;
+					c[k][j] = sn * a + cs * b;
+				}
+				for (k = 0; k < dim; k++) {	/* c = R^T * c */
+					double a = c[i][k], b = c[j][k];
+
+					c[i][k] = cs * a - sn * b;
+					c[j][k] = sn * a + cs * b;
+				}
+				for (k = 0; k < dim; k++) {
+					double a = v[k][i], b = v[k][j];
+
+					v[k][i] = cs * a - sn * b;
+					v[k][j] = sn * a + cs * b;
+				}
+			}
+		}
+	}
+	for (i = 0; i < dim; i++)
+		total += c[i][i] > 0 ? c[i][i] : 0;
+	if (dim == 1)
+		best[1] = 0;
+	for (i = 0; i < dim; i++) {
+		if (c[i][i] > c[best[0]][best[0]]) {
+			best[1] = best[0];
+			best[0] = i;
+		} else if (i != best[0] && (best[1] == best[0] || c[i][i] > c[best[1]][best[1]])) {
+			best[1] = i;
+		}
+	}
+	if (best[0] == best[1] && dim > 1)
+		best[1] = best[0] ? 0 : 1;
+	/* one sign for every run: the largest loading positive */
+	for (k = 0; k < 2; k++) {
+		unsigned int b = best[k], m = 0;
+
+		for (i = 1; i < dim; i++)
+			if (fabs(v[i][b]) > fabs(v[m][b]))
+				m = i;
+		if (v[m][b] < 0)
+			for (i = 0; i < dim; i++)
+				v[i][b] = -v[i][b];
+	}
+	for (p = 0; p < n; p++) {
+		for (k = 0; k < 2; k++) {
+			double s = 0;
+
+			if (k == 1 && dim == 1) {
+				out2[p * 2 + 1] = 0;
+				continue;
+			}
+			for (i = 0; i < dim; i++)
+				s += (pts[p * dim + i] - mean[i]) * v[i][best[k]];
+			out2[p * 2 + k] = s;
+		}
+	}
+	for (k = 0; load && k < 2; k++)
+		for (i = 0; i < dim; i++)
+			load[i * 2 + k] = k == 1 && dim == 1 ? 0 : v[i][best[k]];
+	if (var2) {
+		var2[0] = total > 0 ? c[best[0]][best[0]] / total : 0;
+		var2[1] = total > 0 && dim > 1 ? c[best[1]][best[1]] / total : 0;
+	}
+	return 0;
+}
+
+/* ---- the verbs ---- */
+
+#define ESC(buf, s) str_escape(buf, sizeof(buf), s, 0)
+
+static void span_text(const struct offline *o, char *buf, size_t n)
+{
+	char a[32], b[32];
+	time_t t0 = (time_t)o->t0, t1 = (time_t)o->t1;
+	struct tm tm;
+
+	if (!o->rows) {
+		snprintf(buf, n, "no rows");
+		return;
+	}
+	strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", gmtime_r(&t0, &tm));
+	strftime(b, sizeof(b), "%H:%M:%S", gmtime_r(&t1, &tm));
+	snprintf(buf, n, "%.1f s, %s - %s UTC", o->t1 - o->t0, a, b);
+}
+
+/* "a, b, c" of the hosts (escaped), cut to fit. */
+static void hosts_text(const struct offline *o, char *buf, size_t n)
+{
+	char e[STR_ESC_SIZE(64)];
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < o->nhosts && len + 1 < n; i++)
+		len += snprintf(buf + len, n - len, "%s%s", i ? ", " : "",
+				*o->hosts[i] ? str_escape(e, sizeof(e), o->hosts[i], 0) : "(none)");
+	if (!o->nhosts)
+		snprintf(buf, n, "(none)");
+}
+
+static unsigned int anomalies(const unsigned int *c)
+{
+	return c[LABEL_THRASH] + c[LABEL_FALSE_SHARING] + c[LABEL_LEAK];
+}
+
+static const struct offline *sort_o;
+
+static int key_by_anomalies(const void *x, const void *y)
+{
+	const struct off_key *p = &sort_o->keys[*(const size_t *)x];
+	const struct off_key *q = &sort_o->keys[*(const size_t *)y];
+	unsigned int a = anomalies(p->counts) + anomalies(p->daemon);
+	unsigned int b = anomalies(q->counts) + anomalies(q->daemon);
+
+	if (a != b)
+		return a < b ? 1 : -1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+static int cluster_by_id(const void *x, const void *y)
+{
+	return ((const struct cluster_info *)x)->id - ((const struct cluster_info *)y)->id;
+}
+
+/* Keys with an anomalous vector here or in the file, most first. */
+static size_t *labelled_keys(const struct offline *o, size_t *n)
+{
+	size_t *idx = malloc((o->nkeys + 1) * sizeof(*idx)), i, m = 0;
+
+	if (!idx)
+		return NULL;
+	for (i = 0; i < o->nkeys; i++)
+		if (anomalies(o->keys[i].counts) || anomalies(o->keys[i].daemon))
+			idx[m++] = i;
+	sort_o = o;
+	qsort(idx, m, sizeof(*idx), key_by_anomalies);
+	*n = m;
+	return idx;
+}
+
+static struct cluster_info *sorted_clusters(const struct offline *o)
+{
+	struct cluster_info *c = malloc((o->an.nclusters + 1) * sizeof(*c));
+
+	if (!c)
+		return NULL;
+	memcpy(c, o->an.clusters, o->an.nclusters * sizeof(*c));
+	qsort(c, o->an.nclusters, sizeof(*c), cluster_by_id);
+	return c;
+}
+
+static int by_cluster_label_key(const void *x, const void *y)
+{
+	const struct vec_entry *p = &sort_o->an.v[*(const size_t *)x];
+	const struct vec_entry *q = &sort_o->an.v[*(const size_t *)y];
+	unsigned int kp = sort_o->vec[*(const size_t *)x].key, kq = sort_o->vec[*(const size_t *)y].key;
+
+	if (p->cluster != q->cluster)
+		return p->cluster < q->cluster ? -1 : 1;
+	if (p->label != q->label)
+		return p->label < q->label ? -1 : 1;
+	return kp < kq ? -1 : kp > kq;
+}
+
+/* Every key carrying an anomaly label, per cluster (noise as -1): where the
+ * labelled vectors are a minority of a normal cluster, the keys they are
+ * on (leaking and balanced churn share their five features). */
+static int print_anomalies(const struct offline *o, FILE *out)
+{
+	char e[STR_ESC_SIZE(64)];
+	size_t *idx = malloc((o->an.n + 1) * sizeof(*idx)), i, j, m = 0, len;
+	bool any = false;
+
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < o->an.n; i++)
+		if (o->an.v[i].label != LABEL_NORMAL)
+			idx[m++] = i;
+	sort_o = o;
+	qsort(idx, m, sizeof(*idx), by_cluster_label_key);
+	for (i = 0; i < m; i = j) {
+		const struct vec_entry *v = &o->an.v[idx[i]];
+		char line[1024];
+
+		len = (size_t)snprintf(line, sizeof(line), "  cluster %3d  %-13s", v->cluster,
+				       label_name(v->label));
+		for (j = i; j < m && o->an.v[idx[j]].cluster == v->cluster &&
+		     o->an.v[idx[j]].label == v->label;) {
+			unsigned int key = o->vec[idx[j]].key, n = 0;
+
+			for (; j < m && o->an.v[idx[j]].cluster == v->cluster &&
+			     o->an.v[idx[j]].label == v->label && o->vec[idx[j]].key == key; j++)
+				n++;
+			if (len < sizeof(line))
+				len += (size_t)snprintf(line + len, sizeof(line) - len, " %s", ESC(e, o->keys[key].name));
+			if (len < sizeof(line) && o->nhosts > 1)	/* whose: one key per host */
+				len += (size_t)snprintf(line + len, sizeof(line) - len, "@%s",
+							ESC(e, o->hosts[o->keys[key].host]));
+			if (len < sizeof(line))
+				len += (size_t)snprintf(line + len, sizeof(line) - len, " %u", n);
+		}
+		fprintf(out, "%s%s\n", any ? "" : "anomalous vectors by cluster (key and vectors):\n", line);
+		any = true;
+	}
+	free(idx);
+	return 0;
+}
+
+static int print_text(const struct offline *o, unsigned int top, FILE *out)
+{
+	char span[96], hosts[1024], e1[STR_ESC_SIZE(64)], e2[STR_ESC_SIZE(64)],
+	     e3[STR_ESC_SIZE(16)], why[STR_ESC_SIZE(448)], keys[STR_ESC_SIZE(160)];
+	struct cluster_info *c = sorted_clusters(o);
+	size_t *lk, nlk, i;
+	unsigned int counts[LABEL_COUNT] = { 0 }, l;
+
+	lk = labelled_keys(o, &nlk);
+	if (!c || !lk) {
+		free(c);
+		free(lk);
+		return -ENOMEM;
+	}
+	span_text(o, span, sizeof(span));
+	hosts_text(o, hosts, sizeof(hosts));
+	fprintf(out, "%zu file%s, host%s %s; %s; %llu rows, %zu vectors, %zu keys\n",
+		o->nfiles, o->nfiles == 1 ? "" : "s", o->nhosts == 1 ? "" : "s", hosts, span,
+		(unsigned long long)o->rows, o->an.n, o->nkeys);
+	if (o->scope)
+		fprintf(out, "scope: only the rows of scope '%s'\n", ESC(e1, o->scope));
+	if (o->host_missing)
+		fprintf(out, "note: a file has no host column (written before it was added): its host is (none)\n");
+	fprintf(out, "note: %s\n", offline_missing);
+	if (o->daemon_vectors) {
+		unsigned int a, b;
+
+		fprintf(out, "labels: %llu of %llu vectors as the daemon labelled them (%.1f%%)",
+			(unsigned long long)o->agree, (unsigned long long)o->daemon_vectors,
+			100.0 * o->agree / o->daemon_vectors);
+		for (a = 0, l = 0; a < LABEL_COUNT; a++)
+			for (b = 0; b < LABEL_COUNT; b++)
+				if (a != b && o->confusion[a][b])
+					fprintf(out, "%s %s in the file, %s here: %llu", l++ ? "," : ";",
+						label_name(a), label_name(b),
+						(unsigned long long)o->confusion[a][b]);
+		fputc('\n', out);
+	}
+	for (i = 0; i < o->an.n; i++)
+		if (o->an.v[i].cluster == CLUSTER_NOISE)
+			counts[o->an.v[i].label]++;
+	fprintf(out, "clusters: %zu over %zu vectors (%u noise), eps %.3f, min_pts %u\n",
+		o->an.nclusters, o->an.n, o->an.noise, o->an.eps, o->an.min_pts);
+	if (o->an.noise) {
+		fprintf(out, "noise: %u points:", o->an.noise);
+		for (l = 0; l < LABEL_COUNT; l++)
+			fprintf(out, " %s %u", label_name(l), counts[l]);
+		fputc('\n', out);
+	}
+	if (o->an.nclusters)
+		fprintf(out, "%4s %-13s %6s %-40s %-34s %s\n", "id", "label", "size", "keys",
+			"centroid (freq hot entr loc numa)", "reason");
+	for (i = 0; i < o->an.nclusters; i++)
+		fprintf(out, "%4d %-13s %6u %-40.40s %.2f %.2f %.2f %.2f %.2f %s\n", c[i].id,
+			label_name(c[i].label), c[i].size, ESC(keys, c[i].keys), c[i].centroid[0],
+			c[i].centroid[1], c[i].centroid[2], c[i].centroid[3], c[i].centroid[4],
+			ESC(why, c[i].reason));
+	if (print_anomalies(o, out)) {
+		free(lk);
+		free(c);
+		return -ENOMEM;
+	}
+	fprintf(out, "labelled keys (vectors per label, here / in the file):\n");
+	fprintf(out, "%-16s %-6s %-32s %-10s %-16s %13s %13s %13s %13s\n", "host", "domain", "key",
+		"tgid", "comm", "normal", "thrash", "f_share", "leak");
+	for (i = 0; i < nlk && i < top; i++) {
+		const struct off_key *k = &o->keys[lk[i]];
+
+		fprintf(out, "%-16.16s %-6s %-32.32s %-10s %-16.16s", ESC(e1, o->hosts[k->host]),
+			domain_name(k->domain), ESC(e2, k->name), *k->tgid ? k->tgid : k->kind,
+			ESC(e3, k->comm));
+		for (l = 0; l < LABEL_COUNT; l++) {
+			char cell[32];
+
+			snprintf(cell, sizeof(cell), "%u / %u", k->counts[l], k->daemon[l]);
+			fprintf(out, " %13s", cell);
+		}
+		fputc('\n', out);
+	}
+	if (nlk > top)
+		fprintf(out, "... %zu more keys (--top)\n", nlk - top);
+	if (!nlk)
+		fprintf(out, "  (none)\n");
+	free(lk);
+	free(c);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* A JSON string of text others chose: escaped for a terminal first (as
+ * every output of cachescope is), then for JSON. */
+static void json_str(FILE *out, const char *s)
+{
+	char buf[STR_ESC_SIZE(512)];
+	const char *p;
+
+	str_escape(buf, sizeof(buf), s, 0);
+	fputc('"', out);
+	for (p = buf; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_counts(FILE *out, const unsigned int *c)
+{
+	unsigned int l;
+
+	fputc('{', out);
+	for (l = 0; l < LABEL_COUNT; l++)
+		fprintf(out, "%s\"%s\":%u", l ? "," : "", label_name(l), c[l]);
+	fputc('}', out);
+}
+
+static int print_json(const struct offline *o, unsigned int top, FILE *out)
+{
+	struct cluster_info *c = sorted_clusters(o);
+	size_t *lk, nlk, i;
+	int d;
+
+	lk = labelled_keys(o, &nlk);
+	if (!c || !lk) {
+		free(c);
+		free(lk);
+		return -ENOMEM;
+	}
+	fprintf(out, "{\"files\":[");
+	for (i = 0; i < o->nfiles; i++) {
+		fputs(i ? "," : "", out);
+		json_str(out, o->files[i]);
+	}
+	fprintf(out, "],\"hosts\":[");
+	for (i = 0; i < o->nhosts; i++) {
+		fputs(i ? "," : "", out);
+		json_str(out, o->hosts[i]);
+	}
+	fprintf(out, "],\"start\":%.3f,\"end\":%.3f,\"rows\":%llu,\"vectors\":%zu,\"keys\":%zu,",
+		o->t0, o->t1, (unsigned long long)o->rows, o->an.n, o->nkeys);
+	fprintf(out, "\"not_in_csv\":");
+	json_str(out, offline_missing);
+	fprintf(out, ",\"daemon_vectors\":%llu,\"agree\":%llu,\"eps\":%.4f,\"min_pts\":%u,\"noise\":%u,\"clusters\":[",
+		(unsigned long long)o->daemon_vectors, (unsigned long long)o->agree, o->an.eps,
+		o->an.min_pts, o->an.noise);
+	for (i = 0; i < o->an.nclusters; i++) {
+		fprintf(out, "%s{\"id\":%d,\"label\":\"%s\",\"size\":%u,\"counts\":", i ? "," : "",
+			c[i].id, label_name(c[i].label), c[i].size);
+		json_counts(out, c[i].counts);
+		fprintf(out, ",\"keys\":");
+		json_str(out, c[i].keys);
+		fprintf(out, ",\"centroid\":[");
+		for (d = 0; d < FEAT_DIM; d++)
+			fprintf(out, "%s%.4f", d ? "," : "", c[i].centroid[d]);
+		fprintf(out, "],\"reason\":");
+		json_str(out, c[i].reason);
+		fputc('}', out);
+	}
+	fprintf(out, "],\"labelled_keys\":[");
+	for (i = 0; i < nlk && i < top; i++) {
+		const struct off_key *k = &o->keys[lk[i]];
+
+		fprintf(out, "%s{\"host\":", i ? "," : "");
+		json_str(out, o->hosts[k->host]);
+		fprintf(out, ",\"domain\":\"%s\",\"key\":", domain_name(k->domain));
+		json_str(out, k->name);
+		fprintf(out, ",\"tgid\":");
+		json_str(out, k->tgid);
+		fprintf(out, ",\"kind\":");
+		json_str(out, k->kind);
+		fprintf(out, ",\"comm\":");
+		json_str(out, k->comm);
+		fprintf(out, ",\"labels\":");
+		json_counts(out, k->counts);
+		fprintf(out, ",\"daemon_labels\":");
+		json_counts(out, k->daemon);
+		fputc('}', out);
+	}
+	fprintf(out, "]}\n");
+	free(lk);
+	free(c);
+	return ferror(out) ? -EIO : 0;
+}
+
+struct off_opts {
+	struct offline_params p;
+	bool json;
+	const char *svg;
+	unsigned long top;
+};
+
+static void cluster_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: cachescope cluster [OPTIONS] FILE.csv...\n"
+		"\n"
+		"Cluster and label again, offline, the rows of CSV files written by\n"
+		"cachescoped --csv (of one host or many), with the daemon's features,\n"
+		"rules and DBSCAN over every vector of every file at once.\n"
+		"\n"
+		"  --eps X          DBSCAN radius, (0, 2.24] (default 0.08, the daemon's)\n"
+		"  --min-pts N      DBSCAN core size, 1..100000 (default 5)\n"
+		"  --rules FILE     threshold overrides, NAME = VALUE lines (as cachescoped --rules)\n"
+		"  --scope S        only the rows of scope S: workload (the process of\n"
+		"                   cachescoped --workload) or system\n"
+		"  --top N          labelled keys listed (default 30)\n"
+		"  -j, --json       one JSON object instead of the tables\n"
+		"  -h, --help       this text\n");
+}
+
+static void plot_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: cachescope plot [OPTIONS] FILE.csv... --svg OUT.svg\n"
+		"\n"
+		"Draw what cachescope cluster finds as one self-contained SVG: the\n"
+		"busiest keys over time coloured by label, and the vectors in the plane\n"
+		"of their first two principal components coloured by cluster.\n"
+		"\n"
+		"  --svg OUT.svg    the picture to write (atomically)\n"
+		"  --top N          keys in the timeline, 1..200 (default 24)\n"
+		"  --eps X, --min-pts N, --rules FILE, --scope S   as for cachescope cluster\n"
+		"  -h, --help       this text\n");
+}
+
+static int parse_opts(int argc, char **argv, struct off_opts *op, bool plot)
+{
+	static const struct option longs[] = {
+		{ "eps", required_argument, NULL, 'e' },
+		{ "min-pts", required_argument, NULL, 'm' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "top", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 's' },
+		{ "scope", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *verb = plot ? "plot" : "cluster";
+	char *end;
+	int c;
+
+	op->p.eps = 0.08;
+	op->p.min_pts = 5;
+	op->top = plot ? 24 : 30;
+	optind = 0;	/* a fresh scan: main may have used getopt */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, plot ? "h" : "jh", longs, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			errno = 0;
+			op->p.eps = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(op->p.eps > 0 && op->p.eps <= 2.24)) {
+				fprintf(stderr, "cachescope %s: --eps: '%s' is not a number in (0, 2.24]\n",
+					verb, optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+		case 't': {
+			long v, hi = c == 'm' ? 100000 : plot ? 200 : 1000000;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > hi) {
+				fprintf(stderr, "cachescope %s: --%s: '%s' is not a number in 1..%ld\n",
+					verb, c == 'm' ? "min-pts" : "top", optarg, hi);
+				return 2;
+			}
+			if (c == 'm')
+				op->p.min_pts = (unsigned int)v;
+			else
+				op->top = (unsigned long)v;
+			break;
+		}
+		case 'r':
+			op->p.rules_path = optarg;
+			break;
+		case 'S':
+			if (strcmp(optarg, "workload") && strcmp(optarg, "system")) {
+				fprintf(stderr, "cachescope %s: --scope: '%s' is not workload or system\n",
+					verb, optarg);
+				return 2;
+			}
+			op->p.scope = optarg;
+			break;
+		case 'j':
+			if (plot)
+				goto bad;
+			op->json = true;
+			break;
+		case 's':
+			if (!plot)
+				goto bad;
+			op->svg = optarg;
+			break;
+		case 'h':
+			(plot ? plot_usage : cluster_usage)(stdout);
+			return 1;
+		default:
+bad:
+			fprintf(stderr, "cachescope %s: unknown option or missing value: '%s' (see --help)\n",
+				verb, argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "cachescope %s: no CSV file given (see --help)\n", verb);
+		return 2;
+	}
+	if (plot && !op->svg) {
+		fprintf(stderr, "cachescope plot: --svg OUT.svg is required (see --help)\n");
+		return 2;
+	}
+	return 0;
+}
+
+static int load_or_say(struct offline *o, const struct off_opts *op, int argc, char **argv,
+		       const char *verb)
+{
+	char err[700];
+	int rc;
+
+	rc = offline_load(o, argv + optind, argc - optind, &op->p, err, sizeof(err));
+	if (rc) {
+		char e[STR_ESC_SIZE(700)];
+
+		fprintf(stderr, "cachescope %s: %s\n", verb, ESC(e, err));
+		return 1;
+	}
+	return 0;
+}
+
+int offline_cluster_main(int argc, char **argv)
+{
+	struct off_opts op = { 0 };
+	struct offline o;
+	int rc;
+
+	rc = parse_opts(argc, argv, &op, false);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (load_or_say(&o, &op, argc, argv, "cluster")) {
+		offline_release(&o);
+		return 1;
+	}
+	rc = op.json ? print_json(&o, op.top, stdout) : print_text(&o, op.top, stdout);
+	offline_release(&o);
+	if (rc || fflush(stdout)) {
+		fprintf(stderr, "cachescope cluster: cannot write the output: %s\n",
+			strerror(rc ? -rc : errno));
+		return 1;
+	}
+	return 0;
+}
+
+int offline_plot_main(int argc, char **argv)
+{
+	struct off_opts op = { 0 };
+	struct offline o;
+	char e[STR_ESC_SIZE(512)];
+	int rc;
+
+	rc = parse_opts(argc, argv, &op, true);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (load_or_say(&o, &op, argc, argv, "plot")) {
+		offline_release(&o);
+		return 1;
+	}
+	rc = svg_write(&o, op.svg, (unsigned int)op.top);
+	if (rc)
+		fprintf(stderr, "cachescope plot: cannot write %s: %s\n", ESC(e, op.svg), strerror(-rc));
+	else
+		printf("%s: %zu vectors of %zu keys, %zu clusters, %.1f s\n", ESC(e, op.svg), o.an.n,
+		       o.nkeys, o.an.nclusters, o.t1 - o.t0);
+	offline_release(&o);
+	return rc ? 1 : 0;
+}
