@@ -49,13 +49,13 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd csvread offline report rows cli status paths
+	metrics httpd csvread offline report rows cli status paths cgroup ptree
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
 	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_plot \
-	$(OUTPUT)/tests/test_cli_live $(OUTPUT)/tests/test_install
+	$(OUTPUT)/tests/test_cli_live $(OUTPUT)/tests/test_install $(OUTPUT)/tests/test_scope
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o) \
 	$(OUTPUT)/daemon/strutil.o
@@ -66,6 +66,7 @@ ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
 	$(OUTPUT)/tests/test_plot.o $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/test_install.o \
+	$(OUTPUT)/tests/test_scope.o \
 	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
@@ -196,6 +197,8 @@ $(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(OUTPUT)/daemon/rows.o
 $(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
+$(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(OUTPUT)/daemon/cgroup.o
+$(OUTPUT)/tests/test_ptree: $(OUTPUT)/tests/test_ptree.o $(OUTPUT)/daemon/ptree.o
 $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
 	$(OUTPUT)/daemon/loop.o
@@ -214,6 +217,7 @@ $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpe
 $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
 $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_scope: $(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/helpers/harness.o
 # cachescope plot rendered by headless Chromium (no BPF)
 $(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o
 $(OUTPUT)/tests/test_cli_live: $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/helpers/harness.o

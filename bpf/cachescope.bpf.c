@@ -34,8 +34,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Tunables, set by the loader through rodata. */
 const volatile __u32 self_tgid = 0;
 const volatile bool filter_tgid = false;
-const volatile bool filter_cgroup = false;
-const volatile __u64 cgroup_id = 0;
+const volatile bool filter_cgroup = false;	/* cgroup_filter holds it */
 const volatile bool filter_comm = false;
 const volatile char comm_filter[CS_COMM_LEN] = {};
 const volatile __u32 wakeup_bytes = 256 << 10;
@@ -163,6 +162,23 @@ int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	return handle_exec();
+}
+
+/* --pid-tree only (the loader loads these two pairs then): the filter's
+ * set of processes follows forks and exits.  The last thread's exit has
+ * already counted its group's live threads down to 0 (do_exit). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
+{
+	tree_fork(parent->tgid, child->tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(btf_exit_task, struct task_struct *p)
+{
+	tree_exit(p->tgid, p->tgid, !p->signal->live.counter);
+	return 0;
 }
 
 /* Run by the daemon on every CPU (BPF_PROG_TEST_RUN, BPF_F_TEST_RUN_ON_CPU)
@@ -347,4 +363,21 @@ SEC("tracepoint/sched/sched_process_exec")
 int tp_exec(void *ctx)
 {
 	return handle_exec();
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int tp_fork(struct trace_event_raw_sched_process_fork *ctx)
+{
+	tree_fork(bpf_get_current_pid_tgid() >> 32, ctx->child_pid);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int tp_exit_task(void *ctx)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	tree_exit(id >> 32, (__u32)id, !BPF_CORE_READ(t, signal, live.counter));
+	return 0;
 }

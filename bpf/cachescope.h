@@ -25,6 +25,7 @@
 #define CS_CACHE_MAX_ENTRIES	4096
 #define CS_COMM_MAX_ENTRIES	16384
 #define CS_TGID_MAX_ENTRIES	1024
+#define CS_TREE_MAX_ENTRIES	65536	/* --pid-tree: the roots' descendants too */
 #define CS_MAX_CPUS		1024
 
 /* Sampling of slab objects.  An alloc is tracked (live map, a record at its

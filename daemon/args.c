@@ -34,6 +34,8 @@ static const char doc[] =
 "Examples:\n"
 "  cachescoped --duration 10 --csv /tmp/cs.csv\n"
 "  cachescoped --pid 1234 --window-ms 250 -v\n"
+"  cachescoped --pid 1234 --pid-tree --csv engine.csv\n"
+"  cachescoped --cgroup /sys/fs/cgroup/system.slice/docker-ID.scope\n"
 "  cachescoped --workload mixed --duration 60 --csv run.csv\n"
 "  cachescoped --workload leak --metrics-addr 127.0.0.1:9464\n";
 
@@ -63,6 +65,7 @@ enum {
 	OPT_EXPORT_MB,
 	OPT_METRICS_ADDR,
 	OPT_INTERVAL,
+	OPT_PID_TREE,
 };
 
 /* parse_opt's "help was printed": ends the parse, args_parse returns 1 */
@@ -73,7 +76,8 @@ static const struct argp_option options[] = {
 	{ "window-ms", 'w', "N", 0, "Window length in milliseconds, 10..60000 (default 100)", 0 },
 	{ "pid", 'p', "PID", 0, "Trace only this process (repeatable)", 0 },
 	{ "comm", 'c', "NAME", 0, "Trace only tasks with this command name", 0 },
-	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace only tasks in this cgroup v2 directory", 0 },
+	{ "pid-tree", OPT_PID_TREE, NULL, 0, "With --pid: also trace the processes' descendants, those alive at start and those forked later", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace only tasks in this cgroup v2 directory or any cgroup below it", 0 },
 	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
 	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
 	{ "metrics-addr", OPT_METRICS_ADDR, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR numeric, [v6] in brackets; only a port: 127.0.0.1; suggested port 9464; default: no endpoint)", 0 },
@@ -182,6 +186,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			return EINVAL;
 		}
 		strcpy(env->comm, arg);
+		return 0;
+	case OPT_PID_TREE:
+		env->pid_tree = true;
 		return 0;
 	case OPT_CGROUP:
 		env->cgroup_path = arg;
@@ -349,6 +356,10 @@ int args_parse(int argc, char **argv, struct env *env)
 		return 1;	/* an abbreviation: --he, --us */
 	if (err)
 		return -EINVAL;
+	if (env->pid_tree && !env->npids) {
+		fprintf(stderr, "cachescoped: --pid-tree needs --pid\n");
+		return -EINVAL;
+	}
 	if (env->workload_backend && !env->workload) {
 		fprintf(stderr, "cachescoped: --workload-backend needs --workload\n");
 		return -EINVAL;

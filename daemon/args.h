@@ -26,6 +26,7 @@ struct env {
 	long window_ms;
 	pid_t pids[ENV_MAX_PIDS];
 	int npids;
+	bool pid_tree;		/* --pid-tree: and their descendants */
 	char comm[16];
 	const char *cgroup_path;
 	const char *csv_path;

@@ -6,11 +6,14 @@
  * the two is loaded, chosen per event from the kernel's BTF.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -18,6 +21,7 @@
 #include "cachescope.skel.h"
 #include "loader.h"
 #include "log.h"
+#include "ptree.h"
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
@@ -34,6 +38,8 @@ static const struct tp_pair tps[LOADER_NR_TP] = {
 	{ "mm_filemap_add_to_page_cache", "filemap" },
 	{ "mm_filemap_delete_from_page_cache", "filemap" },
 	{ "sched_process_exec", "sched" },
+	{ "sched_process_fork", "sched" },
+	{ "sched_process_exit", "sched" },
 };
 
 static void tp_progs(struct cachescope_bpf *skel, int i,
@@ -43,13 +49,13 @@ static void tp_progs(struct cachescope_bpf *skel, int i,
 		skel->progs.btf_kmem_cache_alloc, skel->progs.btf_kmem_cache_free,
 		skel->progs.btf_kmalloc, skel->progs.btf_kfree,
 		skel->progs.btf_page_add, skel->progs.btf_page_del,
-		skel->progs.btf_exec,
+		skel->progs.btf_exec, skel->progs.btf_fork, skel->progs.btf_exit_task,
 	};
 	struct bpf_program *c[LOADER_NR_TP] = {
 		skel->progs.tp_kmem_cache_alloc, skel->progs.tp_kmem_cache_free,
 		skel->progs.tp_kmalloc, skel->progs.tp_kfree,
 		skel->progs.tp_page_add, skel->progs.tp_page_del,
-		skel->progs.tp_exec,
+		skel->progs.tp_exec, skel->progs.tp_fork, skel->progs.tp_exit_task,
 	};
 
 	*btf = b[i];
@@ -164,12 +170,31 @@ static int choose_tracepoints(struct loader *ld, enum tp_mode mode)
 
 static int create_rings(struct loader *ld, size_t ring_bytes);
 
+/* --cgroup: held open until the cgroup array takes it after load; a path
+ * that is not a cgroup v2 directory is refused here, before any load. */
+static int open_cgroup(struct loader *ld, const char *path)
+{
+	struct statfs sf;
+	int err;
+
+	ld->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ld->cgroup_fd < 0) {
+		err = -errno;
+		log_err("cannot use --cgroup %s: %s", path, strerror(errno));
+		return err;
+	}
+	if (fstatfs(ld->cgroup_fd, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		log_err("cannot use --cgroup %s: not a cgroup v2 directory", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int configure(struct loader *ld, const struct env *env)
 {
 	struct cachescope_bpf *skel = ld->skel;
 	size_t ring_bytes = (size_t)env->ring_kb << 10;
-	struct stat st;
-	int err;
+	int err, i;
 
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->filter_tgid = env->npids > 0;
@@ -183,13 +208,10 @@ static int configure(struct loader *ld, const struct env *env)
 		memcpy((char *)skel->rodata->comm_filter, env->comm, sizeof(env->comm));
 	}
 	if (env->cgroup_path) {
-		if (stat(env->cgroup_path, &st) || !S_ISDIR(st.st_mode)) {
-			log_err("cannot use --cgroup %s: %s", env->cgroup_path,
-				errno ? strerror(errno) : "not a directory");
-			return -EINVAL;
-		}
+		err = open_cgroup(ld, env->cgroup_path);
+		if (err)
+			return err;
 		skel->rodata->filter_cgroup = true;
-		skel->rodata->cgroup_id = st.st_ino;	/* cgroup v2: kernfs id */
 	}
 
 	if (ld->nr_cpus > CS_MAX_CPUS) {
@@ -209,11 +231,22 @@ static int configure(struct loader *ld, const struct env *env)
 		err = bpf_map__set_max_entries(skel->maps.live, env->live_entries);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.evicted, env->evicted_entries);
+	if (!err && env->pid_tree)
+		err = bpf_map__set_max_entries(skel->maps.tgids, CS_TREE_MAX_ENTRIES);
 	if (err) {
 		log_err("cannot size BPF maps: %s", strerror(-err));
 		return err;
 	}
-	return choose_tracepoints(ld, env->tp_mode);
+	err = choose_tracepoints(ld, env->tp_mode);
+	if (!err && !env->pid_tree)
+		for (i = LOADER_NR_TP - 2; i < LOADER_NR_TP; i++) {
+			struct bpf_program *btfp, *classic;
+
+			tp_progs(skel, i, &btfp, &classic);
+			bpf_program__set_autoload(btfp, false);
+			bpf_program__set_autoload(classic, false);
+		}
+	return err;
 }
 
 /* A sample is one record, or a CPU's stage of several back to back. */
@@ -320,8 +353,18 @@ fail:
 static int populate_filters(struct loader *ld, const struct env *env)
 {
 	int fd = bpf_map__fd(ld->skel->maps.tgids), i;
+	__u32 zero = 0;
 	__u8 one = 1;
 
+	if (ld->cgroup_fd >= 0) {
+		if (bpf_map_update_elem(bpf_map__fd(ld->skel->maps.cgroup_filter), &zero,
+					&ld->cgroup_fd, BPF_ANY)) {
+			log_err("cannot use --cgroup %s: %s", env->cgroup_path, strerror(errno));
+			return -errno;
+		}
+		close(ld->cgroup_fd);
+		ld->cgroup_fd = -1;
+	}
 	for (i = 0; i < env->npids; i++) {
 		__u32 tgid = env->pids[i];
 
@@ -334,6 +377,48 @@ static int populate_filters(struct loader *ld, const struct env *env)
 	return 0;
 }
 
+/* --pid-tree: the roots' descendants alive now, after the fork program is
+ * attached.  Walk /proc until a walk adds none: every process in the map
+ * then was there before the last walk began, so a child it forks later
+ * is the program's, and one it forked earlier was in that walk.  A process
+ * gone by the time it was added is taken out again (its exit may have
+ * come before its entry). */
+static int seed_tree(struct loader *ld, const struct env *env)
+{
+	int fd = bpf_map__fd(ld->skel->maps.tgids), err, walks = 0;
+	size_t n, i, added;
+	pid_t *desc;
+	__u8 one = 1;
+
+	do {
+		err = ptree_descendants("/proc", env->pids, env->npids, &desc, &n);
+		if (err) {
+			log_err("cannot find the descendants of --pid in /proc: %s",
+				strerror(-err));
+			return err;
+		}
+		for (i = added = 0; i < n; i++) {
+			__u32 tgid = desc[i];
+
+			if (bpf_map_update_elem(fd, &tgid, &one, BPF_NOEXIST)) {
+				if (errno == EEXIST)
+					continue;
+				log_err("cannot add process %u to the --pid-tree filter: %s",
+					tgid, strerror(errno));
+				free(desc);
+				return -errno;
+			}
+			added++;
+			if (!ptree_alive("/proc", desc[i]))
+				bpf_map_delete_elem(fd, &tgid);
+		}
+		free(desc);
+		walks++;
+	} while (added && walks < 64);	/* converges in 2 unless a tree keeps forking */
+	log_debug("--pid-tree: %zu descendants at start (%d walks of /proc)", n, walks);
+	return 0;
+}
+
 int loader_start(struct loader *ld, const struct env *env,
 		 loader_sample_fn fn, void *ctx)
 {
@@ -341,6 +426,7 @@ int loader_start(struct loader *ld, const struct env *env,
 
 	memset(ld, 0, sizeof(*ld));
 	ld->stats_fd = -1;
+	ld->cgroup_fd = -1;
 	ld->sample_fn = fn;
 	ld->sample_ctx = ctx;
 	libbpf_set_print(libbpf_print);
@@ -388,6 +474,11 @@ int loader_start(struct loader *ld, const struct env *env,
 		log_err("cannot attach BPF programs: %s%s%s", strerror(-err),
 			last_libbpf_msg[0] ? "; libbpf: " : "", last_libbpf_msg);
 		goto cleanup;
+	}
+	if (env->pid_tree) {
+		err = seed_tree(ld, env);
+		if (err)
+			goto cleanup;
 	}
 	return 0;
 cleanup:
@@ -472,6 +563,9 @@ void loader_stop(struct loader *ld)
 	}
 	cachescope_bpf__destroy(ld->skel);
 	ld->skel = NULL;
+	if (ld->cgroup_fd >= 0)
+		close(ld->cgroup_fd);
+	ld->cgroup_fd = -1;
 	if (ld->stats_fd >= 0)
 		close(ld->stats_fd);
 	ld->stats_fd = -1;

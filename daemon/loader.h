@@ -17,7 +17,7 @@ struct ring_buffer;
 /* Called for every record; cpu is the ring it came from. */
 typedef int (*loader_sample_fn)(void *ctx, int cpu, const void *data, size_t size);
 
-#define LOADER_NR_TP 7
+#define LOADER_NR_TP 9	/* the last two: --pid-tree only */
 
 struct loader_ring {
 	struct loader *ld;
@@ -35,6 +35,7 @@ struct loader {
 	void *sample_ctx;
 	bool classic[LOADER_NR_TP];	/* which events use a classic tracepoint */
 	int stats_fd;			/* held while run-time stats are on, or -1 */
+	int cgroup_fd;			/* --cgroup's directory until installed, or -1 */
 };
 
 struct loader_prog_stats {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "analysis.h"
 #include "args.h"
+#include "cgroup.h"
 #include "classify.h"
 #include "control.h"
 #include "csv.h"
@@ -60,6 +61,7 @@ struct daemon {
 	struct csv *csv;
 	struct csv *mem_csv;		/* rows for export when there is no --csv file */
 	struct rows rows;		/* the newest CSV rows, for 'cachescope export' */
+	struct cgcache *cg;		/* cgroup and container per process, for the CSV */
 	struct csv_stats csv_st;	/* at commit */
 	bool csv_done;
 	char host[256];			/* the CSV's host column (gethostname) */
@@ -139,6 +141,9 @@ static void resolve_key(struct acc *a, void *ctx)
 	if (a->key.tgid != CS_TGID_OTHER &&
 	    loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
 		snprintf(a->comm, sizeof(a->comm), "?");
+	/* while the process is there: its rows come after it may be gone */
+	if (d->cg)
+		cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
 }
 
 /* /proc shows every process, whatever our capabilities */
@@ -215,7 +220,7 @@ static const char *csv_columns[] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "host",
+	"window_drops", "sample", "host", "cgroup", "container",
 };
 
 static void csv_header(struct csv *c)
@@ -232,6 +237,7 @@ static void csv_row(struct daemon *d, struct csv *c, const struct wrow *r,
 {
 	const struct acc *a = r->acc;
 	const struct wslot *s = r->s;
+	const struct cgroup_info *cg;
 
 	csv_dbl(c, (double)(r->start_ns + d->real_off_ns) / NSEC, 3);
 	csv_u64(c, r->window);
@@ -307,6 +313,9 @@ static void csv_row(struct daemon *d, struct csv *c, const struct wrow *r,
 	csv_u64(c, d->window_drops);
 	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
 	csv_str(c, d->host);
+	cg = cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
+	csv_str(c, cg ? cg->path : "");
+	csv_str(c, cg ? cg->container : "");
 	csv_end_row(c);
 }
 
@@ -1382,10 +1391,17 @@ int main(int argc, char **argv)
 			log_err("cannot create %s: %s", d.env.csv_path, strerror(-err));
 			return 1;
 		}
-		/* rows of many hosts can be read together (cachescope cluster) */
-		if (gethostname(d.host, sizeof(d.host) - 1))
-			d.host[0] = '\0';
 		csv_header(d.csv);
+	}
+	/* rows (the --csv file's, export's) of many hosts can be read
+	 * together (cachescope cluster) */
+	if (gethostname(d.host, sizeof(d.host) - 1))
+		d.host[0] = '\0';
+	d.cg = cgcache_new("/proc", COMM_REFRESH_NS);
+	if (!d.cg) {
+		err = -ENOMEM;
+		log_err("cannot allocate the cgroup table: out of memory");
+		goto cleanup;
 	}
 	err = setup_export(&d);
 	if (err) {
@@ -1533,6 +1549,7 @@ cleanup:
 	if (d.sfd >= 0)
 		close(d.sfd);
 	wtable_free(d.wt);
+	cgcache_free(d.cg);
 	kstate_free(d.ks);
 	ksyms_free(d.syms);
 	loader_stop(&d.ld);

@@ -74,6 +74,11 @@ static void args_parse__bad_numbers__einval(void **state)
 	assert_int_equal(PARSE(&env, "--duration", "99999999999999999999"), -EINVAL);
 	env_defaults(&env);
 	assert_int_equal(PARSE(&env, "--pid", "-1"), -EINVAL);
+	env_defaults(&env);	/* a tree needs its root */
+	assert_int_equal(PARSE(&env, "--pid-tree"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--pid-tree", "--pid", "7"), 0);
+	assert_true(env.pid_tree);
 	env_defaults(&env);
 	assert_int_equal(PARSE(&env, "--ring-kb", "100"), -EINVAL);
 	env_defaults(&env);
