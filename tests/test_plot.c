@@ -127,7 +127,18 @@ static void cluster__real_mixed_run__names_the_keys_of_each_label(void **state)
 	assert_non_null(strstr(text, "false_sharing kmalloc-512 88 skbuff_head_cache 88"));
 	assert_non_null(strstr(text, "leak          kv-pool 64 dentry 64 filp 55"));
 	assert_non_null(strstr(text, "not in the CSV"));
-	assert_non_null(strstr(text, "labels: 3317 of 3371 vectors as the daemon labelled them"));
+	/* the daemon's labels again, nearly all (the rules change; the file
+	 * lacks the kernel's counts the daemon checked leaks against) */
+	{
+		const char *l = strstr(text, "labels: ");
+		unsigned int same = 0, all = 0;
+
+		assert_non_null(l);
+		assert_int_equal(sscanf(l, "labels: %u of %u vectors as the daemon labelled them",
+					&same, &all), 2);
+		assert_int_equal(all, 3371);
+		assert_true(same >= all * 95 / 100);
+	}
 	/* the comm is escaped for the terminal (\xff, not the byte) */
 	assert_non_null(strstr(text, "<&\"\\xff'>kv"));
 	assert_null(strchr(text, '\xff'));
