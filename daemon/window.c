@@ -303,62 +303,71 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	r->age_ns = age;
 	r->old_objs = end > age ? acc_old_objs(a, end - age) : 0;
 	tracked = end > age ? acc_old_tracked(a, end - age) : 0;
-	/* a rise starts where the old population last fell or was empty */
-	if (r->old_objs < a->old_last || !r->old_objs || !a->old_start_ns) {
-		a->old_start = r->old_objs;
-		a->old_start_tracked = tracked;
-		a->old_start_ns = end;
-		a->old_steps = 0;
-		a->old_max_step = 0;
-		a->old_start_allocs = a->total_allocs;
-		a->old_start_frees = a->total_frees - a->total_unseen_frees;
-	} else if (r->old_objs > a->old_last) {
-		if (!a->old_steps++)
-			a->old_first_step_ns = end;
-		a->old_last_step_ns = end;
-		if (r->old_objs - a->old_last > a->old_max_step)
-			a->old_max_step = r->old_objs - a->old_last;
-	}
-	a->old_last = r->old_objs;
-	r->old_rise = r->old_objs - a->old_start;
-	r->old_rise_tracked = tracked - a->old_start_tracked;
-	r->old_steps = a->old_steps;
-	r->old_max_step = a->old_max_step;
-	r->old_rise_allocs = a->total_allocs - a->old_start_allocs;
-	r->old_rise_frees = a->total_frees - a->total_unseen_frees - a->old_start_frees;
+	hist_rise(&a->rise, r, end, tracked, a->total_allocs,
+		  a->total_frees - a->total_unseen_frees, a->first_ns);
 	/* a free lost to a full ring leaves its object live for good: any
 	 * drop since the rise's objects were allocated may have made it */
-	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= a->old_start_ns;
-	if (a->old_steps) {
-		r->old_rise_s = (double)(a->old_last_step_ns - a->old_first_step_ns) / 1e9;
-		r->old_quiet_s = (double)(end - a->old_last_step_ns) / 1e9;
-		r->old_warmup_s = a->old_first_step_ns > a->first_ns + age ?
-			(double)(a->old_first_step_ns - age - a->first_ns) / 1e9 : 0;
+	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= a->rise.start_ns;
+}
+
+void hist_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
+	       uint64_t allocs, uint64_t seen_frees, uint64_t first_ns)
+{
+	uint64_t age = r->age_ns;
+
+	/* a rise starts where the old population last fell or was empty */
+	if (r->old_objs < h->last || !r->old_objs || !h->start_ns) {
+		h->start = r->old_objs;
+		h->start_tracked = tracked;
+		h->start_ns = end;
+		h->steps = 0;
+		h->max_step = 0;
+		h->start_allocs = allocs;
+		h->start_frees = seen_frees;
+	} else if (r->old_objs > h->last) {
+		if (!h->steps++)
+			h->first_step_ns = end;
+		h->last_step_ns = end;
+		if (r->old_objs - h->last > h->max_step)
+			h->max_step = r->old_objs - h->last;
+	}
+	h->last = r->old_objs;
+	r->old_rise = r->old_objs - h->start;
+	r->old_rise_tracked = tracked - h->start_tracked;
+	r->old_steps = h->steps;
+	r->old_max_step = h->max_step;
+	r->old_rise_allocs = allocs - h->start_allocs;
+	r->old_rise_frees = seen_frees - h->start_frees;
+	if (h->steps) {
+		r->old_rise_s = (double)(h->last_step_ns - h->first_step_ns) / 1e9;
+		r->old_quiet_s = (double)(end - h->last_step_ns) / 1e9;
+		r->old_warmup_s = h->first_step_ns > first_ns + age ?
+			(double)(h->first_step_ns - age - first_ns) / 1e9 : 0;
 	}
 }
 
 /* Locality over the key's last LOCALITY_SAMPLES windows: a handoff between
  * CPUs that lasts, not a scheduler's moment or a burst. */
-static void remote_update(struct acc *a, struct wrow *r)
+void hist_locality(struct loc_hist *h, struct wrow *r)
 {
 	uint64_t same = 0, all = 0;
 	uint32_t i, n;
 
 	if (r->s->same_cpu_frees + r->s->remote_frees) {
-		i = a->loc_head++ % LOCALITY_SAMPLES;
-		a->loc_win[i] = r->window;
-		a->loc_same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
-				 (uint32_t)r->s->same_cpu_frees;
-		a->loc_remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
-				   (uint32_t)r->s->remote_frees;
+		i = h->head++ % LOCALITY_SAMPLES;
+		h->win[i] = r->window;
+		h->same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
+			     (uint32_t)r->s->same_cpu_frees;
+		h->remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
+			       (uint32_t)r->s->remote_frees;
 	}
-	n = a->loc_head < LOCALITY_SAMPLES ? a->loc_head : LOCALITY_SAMPLES;
+	n = h->head < LOCALITY_SAMPLES ? h->head : LOCALITY_SAMPLES;
 	r->recent_windows = 0;
 	for (i = 0; i < n; i++) {
-		if (a->loc_win[i] + LOCALITY_SAMPLES <= r->window)
+		if (h->win[i] + LOCALITY_SAMPLES <= r->window)
 			continue;	/* older than the last second */
-		same += a->loc_same[i];
-		all += a->loc_same[i] + a->loc_remote[i];
+		same += h->same[i];
+		all += h->same[i] + h->remote[i];
 		r->recent_windows++;
 	}
 	r->recent_locality = all ? (double)same / all : 1.0;
@@ -515,27 +524,27 @@ static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 
 /* Record the key's live count at the end of window w and derive the
  * growth evidence of the row. */
-static void growth_update(struct wtable *wt, struct acc *a, struct wrow *r)
+void hist_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r)
 {
 	double x[GROWTH_SAMPLES], y[GROWTH_SAMPLES];
 	uint32_t i, k;
 
 	if (r->s->allocs > r->s->frees)
-		a->grew_windows++;
+		h->grew_windows++;
 	else if (r->s->allocs < r->s->frees)
-		a->grew_windows = 0;
-	a->grow_win[a->grow_head] = r->window;
-	a->grow_live[a->grow_head] = r->live_objs;
-	a->grow_head = (a->grow_head + 1) % GROWTH_SAMPLES;
-	if (a->grow_n < GROWTH_SAMPLES)
-		a->grow_n++;
-	for (i = 0; i < a->grow_n; i++) {
-		k = (a->grow_head + GROWTH_SAMPLES - a->grow_n + i) % GROWTH_SAMPLES;
-		x[i] = (double)(a->grow_win[k] * wt->window_ns) / 1e9;
-		y[i] = (double)a->grow_live[k];
+		h->grew_windows = 0;
+	h->win[h->head] = r->window;
+	h->live[h->head] = r->live_objs;
+	h->head = (h->head + 1) % GROWTH_SAMPLES;
+	if (h->n < GROWTH_SAMPLES)
+		h->n++;
+	for (i = 0; i < h->n; i++) {
+		k = (h->head + GROWTH_SAMPLES - h->n + i) % GROWTH_SAMPLES;
+		x[i] = (double)(h->win[k] * window_ns) / 1e9;
+		y[i] = (double)h->live[k];
 	}
-	r->growth_per_s = slope(x, y, a->grow_n);
-	r->grew_windows = a->grew_windows;
+	r->growth_per_s = slope(x, y, h->n);
+	r->grew_windows = h->grew_windows;
 }
 
 /* ---- the key table ---- */
@@ -1015,9 +1024,9 @@ static void close_window(struct wtable *wt)
 		r.window = w;
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
-		growth_update(wt, a, &r);
+		hist_growth(&a->grow, wt->window_ns, &r);
 		age_update(wt, a, &r);
-		remote_update(a, &r);
+		hist_locality(&a->loc, &r);
 		thrash_update(wt, a, &r);
 		for (j = 0; j < ng; j++) {
 			if (g[j].tgid != a->key.tgid)

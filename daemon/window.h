@@ -100,6 +100,35 @@ struct thist {
 	uint32_t head;
 };
 
+/* A key's history the rules read, kept the same way whether rows come
+ * from events (window.c) or are read back from CSV (tools/offline.c). */
+/* live objects at the end of the last GROWTH_SAMPLES active windows */
+struct grow_hist {
+	uint64_t win[GROWTH_SAMPLES];
+	int64_t live[GROWTH_SAMPLES];
+	uint32_t n, head;
+	uint32_t grew_windows;	/* consecutive active windows with net growth */
+};
+
+/* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
+struct loc_hist {
+	uint64_t win[LOCALITY_SAMPLES];
+	uint32_t same[LOCALITY_SAMPLES], remote[LOCALITY_SAMPLES];
+	uint32_t head;
+};
+
+/* the old population at the end of recent windows: its current rise */
+struct rise_hist {
+	int64_t start;		/* at the start of the current rise */
+	int64_t start_tracked;	/* the same in tracked objects */
+	uint64_t start_ns;	/* when it started (a window's end) */
+	uint64_t first_step_ns, last_step_ns;	/* its first and last rise */
+	uint32_t steps;		/* windows of the rise in which it rose */
+	int64_t max_step;	/* the largest of those rises */
+	uint64_t start_allocs, start_frees;	/* totals when it started */
+	int64_t last;		/* at the end of the last window */
+};
+
 struct acc {
 	struct wkey key;
 	char name[64];		/* cache name, or dev:ino */
@@ -112,11 +141,7 @@ struct acc {
 	uint64_t total_allocs, total_frees;
 	uint64_t total_page_adds, total_page_dels, total_refaults;
 	uint64_t last_window;
-	/* live objects at the end of the last GROWTH_SAMPLES active windows */
-	uint64_t grow_win[GROWTH_SAMPLES];
-	int64_t grow_live[GROWTH_SAMPLES];
-	uint32_t grow_n, grow_head;
-	uint32_t grew_windows;	/* consecutive active windows with net growth */
+	struct grow_hist grow;
 	uint32_t label_counts[8];	/* vectors of this key per label (analysis) */
 	/* live objects by allocation cohort (AGE_COHORT_NS each, ring):
 	 * weighted (each tracked object stands for 2^shift) and tracked
@@ -126,22 +151,11 @@ struct acc {
 	int64_t cohort_older, tcohort_older;	/* live objects older than the ring */
 	uint32_t life_hist[HIST_BUCKETS];	/* lifetimes, halved every 100 windows */
 	uint32_t life_windows;
-	/* the old population at the end of recent windows */
-	int64_t old_start;	/* at the start of the current rise */
-	int64_t old_start_tracked;	/* the same in tracked objects */
-	uint64_t old_start_ns;	/* when it started (a window's end) */
-	uint64_t old_first_step_ns, old_last_step_ns;	/* its first and last rise */
-	uint32_t old_steps;	/* windows of the rise in which it rose */
-	int64_t old_max_step;	/* the largest of those rises */
-	uint64_t old_start_allocs, old_start_frees;	/* totals when it started */
+	struct rise_hist rise;
 	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
 	uint64_t first_ns;	/* the key's first event */
 	bool expiry_known;
-	/* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
-	uint64_t loc_win[LOCALITY_SAMPLES];
-	uint32_t loc_same[LOCALITY_SAMPLES], loc_remote[LOCALITY_SAMPLES];
-	uint32_t loc_head;
-	int64_t old_last;
+	struct loc_hist loc;
 	struct thist *th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
 	/* kv domain: the pool, and when and where each block was taken up */
@@ -308,6 +322,16 @@ void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r);
 void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns);
 
 /* Live objects of a key allocated at or before cutoff_ns (never negative). */
+/* The history's updates at the end of a row's window (row r, its window
+ * ending at end): growth_per_s and grew_windows; recent_locality and
+ * recent_windows; the old population's rise (r->old_objs and r->age_ns
+ * set; tracked: the old tracked objects; allocs and seen_frees: the key's
+ * totals; first_ns: the key's first event), all but old_rise_dropped. */
+void hist_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r);
+void hist_locality(struct loc_hist *h, struct wrow *r);
+void hist_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
+	       uint64_t allocs, uint64_t seen_frees, uint64_t first_ns);
+
 int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns);
 /* The same in tracked objects (records, unweighted). */
 int64_t acc_old_tracked(const struct acc *a, uint64_t cutoff_ns);

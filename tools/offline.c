@@ -38,20 +38,12 @@ struct off_hist {
 	uint64_t first_ns, last_window;
 	int64_t last_live;
 	bool seen;
-	/* growth_update */
-	uint64_t grow_win[GROWTH_SAMPLES];
-	int64_t grow_live[GROWTH_SAMPLES];
-	uint32_t grow_n, grow_head, grew_windows;
-	/* age_update */
+	/* the daemon's own histories (window.h), fed from the rows */
+	struct grow_hist grow;
+	struct rise_hist rise;
+	struct loc_hist loc;
 	uint64_t total_allocs, total_frees, total_unseen;
 	uint32_t life_hist[HIST_BUCKETS], life_windows;
-	int64_t old_start, old_last, old_max_step;
-	uint64_t old_start_ns, old_first_step_ns, old_last_step_ns;
-	uint64_t old_start_allocs, old_start_frees;
-	uint32_t old_steps;
-	/* remote_update */
-	uint64_t loc_win[LOCALITY_SAMPLES];
-	uint32_t loc_same[LOCALITY_SAMPLES], loc_remote[LOCALITY_SAMPLES], loc_head;
 	/* thrash_update: kv keys keep their own, page keys their file's */
 	struct thist *th;
 };
@@ -209,29 +201,6 @@ static void files_gc(struct offline *o, unsigned int file, uint64_t cur)
 	}
 }
 
-static void growth_update(struct off_hist *h, uint64_t window_ns, struct wrow *r)
-{
-	double x[GROWTH_SAMPLES], y[GROWTH_SAMPLES];
-	uint32_t i, k;
-
-	if (r->s->allocs > r->s->frees)
-		h->grew_windows++;
-	else if (r->s->allocs < r->s->frees)
-		h->grew_windows = 0;
-	h->grow_win[h->grow_head] = r->window;
-	h->grow_live[h->grow_head] = r->live_objs;
-	h->grow_head = (h->grow_head + 1) % GROWTH_SAMPLES;
-	if (h->grow_n < GROWTH_SAMPLES)
-		h->grow_n++;
-	for (i = 0; i < h->grow_n; i++) {
-		k = (h->grow_head + GROWTH_SAMPLES - h->grow_n + i) % GROWTH_SAMPLES;
-		x[i] = (double)(h->grow_win[k] * window_ns) / 1e9;
-		y[i] = (double)h->grow_live[k];
-	}
-	r->growth_per_s = slope(x, y, h->grow_n);
-	r->grew_windows = h->grew_windows;
-}
-
 /* The age test's evidence; old_objs and age_ns come from the row (the
  * daemon's cohorts aged them), the rise is rebuilt as age_update does. */
 static void age_update(struct off_state *st, struct off_hist *h, uint64_t window_ns,
@@ -249,58 +218,10 @@ static void age_update(struct off_state *st, struct off_hist *h, uint64_t window
 			h->life_hist[b] /= 2;
 	p50 = hist_percentile(h->life_hist, 0.5);
 	r->key_lifetime_p50_ns = p50;
-	if (r->old_objs < h->old_last || !r->old_objs || !h->old_start_ns) {
-		h->old_start = r->old_objs;
-		h->old_start_ns = end;
-		h->old_steps = 0;
-		h->old_max_step = 0;
-		h->old_start_allocs = h->total_allocs;
-		h->old_start_frees = h->total_frees - h->total_unseen;
-	} else if (r->old_objs > h->old_last) {
-		if (!h->old_steps++)
-			h->old_first_step_ns = end;
-		h->old_last_step_ns = end;
-		if (r->old_objs - h->old_last > h->old_max_step)
-			h->old_max_step = r->old_objs - h->old_last;
-	}
-	h->old_last = r->old_objs;
-	r->old_rise = r->old_objs - h->old_start;
-	r->old_steps = h->old_steps;
-	r->old_max_step = h->old_max_step;
-	r->old_rise_allocs = h->total_allocs - h->old_start_allocs;
-	r->old_rise_frees = h->total_frees - h->total_unseen - h->old_start_frees;
-	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= h->old_start_ns;
-	if (h->old_steps) {
-		r->old_rise_s = (double)(h->old_last_step_ns - h->old_first_step_ns) / 1e9;
-		r->old_quiet_s = (double)(end - h->old_last_step_ns) / 1e9;
-		r->old_warmup_s = h->old_first_step_ns > h->first_ns + age ?
-			(double)(h->old_first_step_ns - age - h->first_ns) / 1e9 : 0;
-	}
-}
-
-static void remote_update(struct off_hist *h, struct wrow *r)
-{
-	uint64_t same = 0, all = 0;
-	uint32_t i, n;
-
-	if (r->s->same_cpu_frees + r->s->remote_frees) {
-		i = h->loc_head++ % LOCALITY_SAMPLES;
-		h->loc_win[i] = r->window;
-		h->loc_same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
-				 (uint32_t)r->s->same_cpu_frees;
-		h->loc_remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
-				   (uint32_t)r->s->remote_frees;
-	}
-	n = h->loc_head < LOCALITY_SAMPLES ? h->loc_head : LOCALITY_SAMPLES;
-	r->recent_windows = 0;
-	for (i = 0; i < n; i++) {
-		if (h->loc_win[i] + LOCALITY_SAMPLES <= r->window)
-			continue;
-		same += h->loc_same[i];
-		all += h->loc_same[i] + h->loc_remote[i];
-		r->recent_windows++;
-	}
-	r->recent_locality = all ? (double)same / all : 1.0;
+	/* the file has no tracked counts: 0, the estimate over the sample */
+	hist_rise(&h->rise, r, end, 0, h->total_allocs, h->total_frees - h->total_unseen,
+		  h->first_ns);
+	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= h->rise.start_ns;
 }
 
 static uint32_t clamp32(uint64_t v)
@@ -723,9 +644,9 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		h->total_allocs += s.allocs;
 		h->total_frees += s.frees;
 		h->total_unseen += s.unseen_frees;
-		growth_update(h, window_ns, &r);
+		hist_growth(&h->grow, window_ns, &r);
 		age_update(st, h, window_ns, &r);
-		remote_update(h, &r);
+		hist_locality(&h->loc, &r);
 		thrash_update(o, key, h, window_ns, &r);
 		h->last_window = r.window;
 		h->last_live = r.live_objs;
