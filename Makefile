@@ -358,7 +358,7 @@ $(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c
 FUZZ_EXTRA_fuzz_rules := -lm
 
 FUZZERS += csvread
-$(FUZZ_OUT)/fuzz_csvread: tests/fuzz/fuzz_csvread.c daemon/csvread.c daemon/csv.c
+$(FUZZ_OUT)/fuzz_csvread: tests/fuzz/fuzz_csvread.c daemon/csvread.c daemon/csv.c daemon/strutil.c
 
 FUZZERS += model
 $(FUZZ_OUT)/fuzz_model: tests/fuzz/fuzz_model.c tools/kvref/model.c tools/kvref/kvcache.c
