@@ -49,7 +49,7 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd csvread offline report rows cli status paths cgroup ptree
+	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -195,6 +195,14 @@ $(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(OUTPUT)/daemon/repo
 	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(OUTPUT)/daemon/rows.o
+$(OUTPUT)/tests/test_rowcsv: $(OUTPUT)/tests/test_rowcsv.o $(OUTPUT)/daemon/rowcsv.o \
+	$(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o $(OUTPUT)/daemon/cgroup.o \
+	$(OUTPUT)/daemon/kstate.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/classify.o
+$(OUTPUT)/tests/test_summary: $(OUTPUT)/tests/test_summary.o $(OUTPUT)/daemon/summary.o \
+	$(OUTPUT)/daemon/analysis.o $(OUTPUT)/daemon/features.o $(OUTPUT)/daemon/classify.o \
+	$(OUTPUT)/cluster/dbscan.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/report.o \
+	$(OUTPUT)/daemon/strutil.o $(OUTPUT)/daemon/log.o
+$(OUTPUT)/tests/test_summary: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(OUTPUT)/daemon/cgroup.o
