@@ -58,6 +58,20 @@ static bool workload_4242(uint32_t tgid, void *ctx)
 	return tgid == 4242;
 }
 
+/* A row of key k with its names, every count 0 */
+static void new_row(struct acc *a, struct wslot *s, struct wrow *r, struct wkey k,
+		    const char *name, const char *comm)
+{
+	memset(a, 0, sizeof(*a));
+	memset(s, 0, sizeof(*s));
+	memset(r, 0, sizeof(*r));
+	a->key = k;
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	snprintf(a->comm, sizeof(a->comm), "%s", comm);
+	r->acc = a;
+	r->s = s;
+}
+
 static void rowcsv_header__columns__in_order(void **state)
 {
 	struct got g;
@@ -105,13 +119,9 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	ks = ksyms_load(syms);
 	assert_non_null(ks);
 
-	memset(&a, 0, sizeof(a));
-	memset(&s, 0, sizeof(s));
-	memset(&r, 0, sizeof(r));
+	new_row(&a, &s, &r, (struct wkey){ .domain = DOM_SLAB, .id = 7, .tgid = 4242 },
+		"kmalloc-64", "nginx");
 	memset(&v, 0, sizeof(v));
-	a.key = (struct wkey){ .domain = DOM_SLAB, .id = 7, .tgid = 4242 };
-	snprintf(a.name, sizeof(a.name), "kmalloc-64");
-	snprintf(a.comm, sizeof(a.comm), "nginx");
 	s.window = 52;
 	s.allocs = 10;
 	s.frees = 7;
@@ -123,8 +133,6 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	s.cross_numa = 1;
 	s.unseen_frees = 1;
 	s.max_shift = 3;
-	r.acc = &a;
-	r.s = &s;
 	r.window = 52;
 	r.start_ns = 5 * NSEC + 250000000;
 	r.live_objs = 3;
@@ -179,20 +187,14 @@ static void rowcsv_row__family_page_row_without_vector__empty_vector_fields(void
 	struct csv *c;
 
 	(void)state;
-	memset(&a, 0, sizeof(a));
-	memset(&s, 0, sizeof(s));
-	memset(&r, 0, sizeof(r));
-	a.key = (struct wkey){ .domain = DOM_PAGE, .id = 99, .dev = 1, .tgid = CS_TGID_FAMILY | 5 };
-	snprintf(a.name, sizeof(a.name), "1:99");
+	new_row(&a, &s, &r, (struct wkey){ .domain = DOM_PAGE, .id = 99, .dev = 1,
+					   .tgid = CS_TGID_FAMILY | 5 }, "1:99", "sh");
 	snprintf(a.file, sizeof(a.file), "/var/log/x.log");
-	snprintf(a.comm, sizeof(a.comm), "sh");
 	s.page_adds = 4;
 	s.page_dels = 2;
 	s.refaults = 1;
 	s.refault_pages = 1;
 	s.max_shift = 5;	/* the sample is a slab domain's only */
-	r.acc = &a;
-	r.s = &s;
 	r.window = 3;
 	r.start_ns = 300000000;
 	r.refault_dist_p50 = 64;

@@ -32,34 +32,21 @@ static void make_keys(struct summary_keys *k)
 	snprintf(keys[2].comm, sizeof(keys[2].comm), "(others)");
 }
 
-static char *render(void (*fn)(const struct summary_keys *, const void *, FILE *),
-		    const struct summary_keys *k, const void *arg)
+/* what a table printed, NUL-terminated once its stream is closed */
+static char text[4096];
+
+static FILE *out(void)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	FILE *f = fmemopen(text, sizeof(text), "w");
 
 	assert_non_null(f);
-	fn(k, arg, f);
-	fclose(f);
-	return text;
-}
-
-static void busiest_top2(const struct summary_keys *k, const void *arg, FILE *f)
-{
-	(void)arg;
-	summary_busiest(k, 2, f);
-}
-
-static void labelled(const struct summary_keys *k, const void *an, FILE *f)
-{
-	summary_labelled(k, an, f);
+	return f;
 }
 
 static void summary_busiest__three_keys_top_two__most_events_first(void **state)
 {
 	struct summary_keys k;
-	char *text;
+	FILE *f;
 
 	(void)state;
 	make_keys(&k);
@@ -69,13 +56,13 @@ static void summary_busiest__three_keys_top_two__most_events_first(void **state)
 	keys[1].total_frees = 200;
 	keys[1].live_objs = 100;
 	keys[2].total_allocs = 50;
-	text = render(busiest_top2, &k, NULL);
+	summary_busiest(&k, 2, f = out());
+	fclose(f);
 	assert_string_equal(text,
 		"busiest keys:\n"
 		"domain key                          file                 tgid comm                 allocs      frees      live   pg_adds   pg_dels refaults\n"
 		"slab   kmalloc-64                                         100 app                     300        200       100         0         0        0\n"
 		"slab   dentry                                          others (others)                 50          0         0         0         0        0\n");
-	free(text);
 	/* the caller's keys keep their order */
 	assert_ptr_equal(k.v[0], &keys[0]);
 	summary_busiest(&k, 0, stderr);	/* top 0: nothing */
@@ -92,16 +79,16 @@ static void summary_labelled__counts_merged_in_analysis__shown_under_the_others_
 	struct wslot s;
 	struct wrow r;
 	uint32_t *c;
-	char *text;
+	FILE *f;
 	int i;
 
 	(void)state;
 	rules_defaults(&rules);
 	analysis_init(&an, &rules, &p);
 	make_keys(&k);
-	text = render(labelled, &k, &an);
+	summary_labelled(&k, &an, f = out());
+	fclose(f);
 	assert_non_null(strstr(text, "  (none: every vector was normal)\n"));
-	free(text);
 	/* vectors of filp and kmalloc-64, counted by analysis */
 	memset(&s, 0, sizeof(s));
 	memset(&r, 0, sizeof(r));
@@ -122,13 +109,13 @@ static void summary_labelled__counts_merged_in_analysis__shown_under_the_others_
 	memset(c, 0, LABEL_COUNT * sizeof(*c));
 	c[LABEL_NORMAL] = 2;
 	c[LABEL_THRASH] = 1;
-	text = render(labelled, &k, &an);
+	summary_labelled(&k, &an, f = out());
+	fclose(f);
 	assert_string_equal(text,
 		"labelled keys (vectors per label):\n"
 		"domain key                              tgid comm              normal  thrash f_share    leak\n"
 		"slab   filp                              100 app                    1       0       0       3\n"
 		"slab   kmalloc-64                        100 app                    2       1       0       0\n");
-	free(text);
 	/* the window table merged filp into dentry's others key (as for an
 	 * exited process): its counts are shown there */
 	analysis_key_gone(&an, &keys[0].key, &keys[2].key);
@@ -137,13 +124,13 @@ static void summary_labelled__counts_merged_in_analysis__shown_under_the_others_
 	k.n = 0;
 	assert_int_equal(summary_add_key(&keys[1], &k), 0);
 	assert_int_equal(summary_add_key(&keys[2], &k), 0);
-	text = render(labelled, &k, &an);
+	summary_labelled(&k, &an, f = out());
+	fclose(f);
 	assert_string_equal(text,
 		"labelled keys (vectors per label):\n"
 		"domain key                              tgid comm              normal  thrash f_share    leak\n"
 		"slab   dentry                         others (others)               1       0       0       3\n"
 		"slab   kmalloc-64                        100 app                    2       1       0       0\n");
-	free(text);
 	summary_keys_release(&k);
 	analysis_release(&an);
 }
@@ -155,12 +142,9 @@ static void summary_print__counters__their_lines(void **state)
 	struct loader_prog_stats ps = { .name = "tp_kmem_alloc", .run_cnt = 4, .run_time_ns = 400,
 					.recursion_misses = 1 };
 	struct loader_prog_stats idle = { .name = "tp_idle" };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	FILE *f = out();
 
 	(void)state;
-	assert_non_null(f);
 	s.elapsed_s = 21.104;
 	s.k.produced = 100;
 	s.k.dropped = 0;
@@ -191,7 +175,6 @@ static void summary_print__counters__their_lines(void **state)
 		"keys: now=1822 dropped=0 exited=996 idle_merged=0 evicted=0 (budget 4096) others_events=0; history: 6057 vectors, 0 trimmed (max 16384)\n"
 		"usdt: rejected=0 kv_blocks=0 kv_queue_full=0\n"
 		"csv: rows=9104 lost=0\n");
-	free(text);
 }
 
 int main(void)
