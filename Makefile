@@ -49,7 +49,7 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd csvread offline report rows cli status paths cgroup ptree
+	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -195,6 +195,14 @@ $(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(OUTPUT)/daemon/repo
 	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(OUTPUT)/daemon/rows.o
+$(OUTPUT)/tests/test_rowcsv: $(OUTPUT)/tests/test_rowcsv.o $(OUTPUT)/daemon/rowcsv.o \
+	$(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o $(OUTPUT)/daemon/cgroup.o \
+	$(OUTPUT)/daemon/kstate.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/classify.o
+$(OUTPUT)/tests/test_summary: $(OUTPUT)/tests/test_summary.o $(OUTPUT)/daemon/summary.o \
+	$(OUTPUT)/daemon/analysis.o $(OUTPUT)/daemon/features.o $(OUTPUT)/daemon/classify.o \
+	$(OUTPUT)/cluster/dbscan.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/report.o \
+	$(OUTPUT)/daemon/strutil.o $(OUTPUT)/daemon/log.o
+$(OUTPUT)/tests/test_summary: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(OUTPUT)/daemon/cgroup.o
@@ -358,7 +366,7 @@ $(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c
 FUZZ_EXTRA_fuzz_rules := -lm
 
 FUZZERS += csvread
-$(FUZZ_OUT)/fuzz_csvread: tests/fuzz/fuzz_csvread.c daemon/csvread.c daemon/csv.c
+$(FUZZ_OUT)/fuzz_csvread: tests/fuzz/fuzz_csvread.c daemon/csvread.c daemon/csv.c daemon/strutil.c
 
 FUZZERS += model
 $(FUZZ_OUT)/fuzz_model: tests/fuzz/fuzz_model.c tools/kvref/model.c tools/kvref/kvcache.c
@@ -376,6 +384,16 @@ endif
 FUZZERS += usdt
 $(FUZZ_OUT)/fuzz_usdt: tests/fuzz/fuzz_usdt.c daemon/window.c
 FUZZ_EXTRA_fuzz_usdt := -D_GNU_SOURCE -lm
+
+# the control protocol's request lines and error answers (report.c)
+FUZZERS += request
+$(FUZZ_OUT)/fuzz_request: tests/fuzz/fuzz_request.c daemon/report.c daemon/classify.c \
+	daemon/window.c daemon/strutil.c
+FUZZ_EXTRA_fuzz_request := -lm $(JSONC_LIBS)
+
+# libFuzzer harness of the control protocol's requests (make fuzz)
+FUZZERS += control
+$(FUZZ_OUT)/fuzz_control: tests/fuzz/fuzz_control.c daemon/control.c daemon/loop.c
 
 FUZZ_BINS = $(FUZZERS:%=$(FUZZ_OUT)/fuzz_%)
 
@@ -444,13 +462,3 @@ clean:
 	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) $(FUZZ_OUT)
 
 -include $(ALL_OBJS:.o=.d) $(OUTPUT)/cachescope.bpf.d
-
-# the control protocol's request lines and error answers (report.c)
-FUZZERS += request
-$(FUZZ_OUT)/fuzz_request: tests/fuzz/fuzz_request.c daemon/report.c daemon/classify.c \
-	daemon/window.c daemon/strutil.c
-FUZZ_EXTRA_fuzz_request := -lm $(JSONC_LIBS)
-
-# libFuzzer harness of the control protocol's requests (make fuzz)
-FUZZERS += control
-$(FUZZ_OUT)/fuzz_control: tests/fuzz/fuzz_control.c daemon/control.c daemon/loop.c

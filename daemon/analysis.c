@@ -30,7 +30,110 @@ void analysis_release(struct analysis *a)
 	free(a->v);
 	free(a->clusters);
 	free(a->cores);
+	free(a->kl);
 	memset(a, 0, sizeof(*a));
+}
+
+/* ---- label counts per key: linear probing, removal by backward shift ---- */
+
+/* The slot of k, or of the free slot where it would go. */
+static size_t labels_slot(const struct analysis *a, const struct wkey *k)
+{
+	size_t mask = a->kl_cap - 1, i = wkey_hash(k) & mask;
+
+	while (a->kl[i].used && !wkey_eq(&a->kl[i].key, k))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int labels_grow(struct analysis *a)
+{
+	size_t cap = a->kl_cap ? a->kl_cap * 2 : 256, i, old_cap = a->kl_cap;
+	struct key_labels *old = a->kl, *kl = calloc(cap, sizeof(*kl));
+
+	if (!kl)
+		return -ENOMEM;
+	a->kl = kl;
+	a->kl_cap = cap;
+	for (i = 0; i < old_cap; i++)
+		if (old[i].used)
+			a->kl[labels_slot(a, &old[i].key)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* The entry of k, made (with no counts) when there is none; NULL when out
+ * of memory.  Grows only past three quarters full. */
+static struct key_labels *labels_get(struct analysis *a, const struct wkey *k)
+{
+	struct key_labels *e;
+
+	if (a->kl_cap) {
+		e = &a->kl[labels_slot(a, k)];
+		if (e->used)
+			return e;
+	}
+	if ((a->kl_n + 1) * 4 > a->kl_cap * 3 && labels_grow(a))
+		return NULL;
+	e = &a->kl[labels_slot(a, k)];
+	memset(e, 0, sizeof(*e));
+	e->key = *k;
+	e->used = true;
+	a->kl_n++;
+	return e;
+}
+
+/* Empty slot i, moving later entries of its run back so that every lookup
+ * still finds its key. */
+static void labels_remove(struct analysis *a, size_t i)
+{
+	size_t mask = a->kl_cap - 1, j = i, h;
+
+	a->kl[i].used = false;
+	a->kl_n--;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!a->kl[j].used)
+			return;
+		h = wkey_hash(&a->kl[j].key) & mask;
+		/* stays when its home lies cyclically in (i, j] */
+		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
+			continue;
+		a->kl[i] = a->kl[j];
+		a->kl[j].used = false;
+		i = j;
+	}
+}
+
+const uint32_t *analysis_key_labels(const struct analysis *a, const struct wkey *k)
+{
+	size_t i;
+
+	if (!a->kl_cap)
+		return NULL;
+	i = labels_slot(a, k);
+	return a->kl[i].used ? a->kl[i].counts : NULL;
+}
+
+void analysis_key_gone(struct analysis *a, const struct wkey *k, const struct wkey *into)
+{
+	uint32_t counts[LABEL_COUNT];
+	struct key_labels *e;
+	size_t i;
+	int l;
+
+	if (!a->kl_cap)
+		return;
+	i = labels_slot(a, k);
+	if (!a->kl[i].used)
+		return;
+	memcpy(counts, a->kl[i].counts, sizeof(counts));
+	labels_remove(a, i);
+	/* the slot k held leaves room: into's entry needs no memory */
+	if (!into || !(e = labels_get(a, into)))
+		return;
+	for (l = 0; l < LABEL_COUNT; l++)
+		e->counts[l] += counts[l];
 }
 
 static double dist2(const double *x, const double *y)
@@ -205,6 +308,7 @@ static void trim_front(struct analysis *a, size_t drop)
 const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 				     uint64_t window_ns)
 {
+	struct key_labels *labels;
 	struct vec_entry *e;
 	struct fvec f;
 	struct evidence ev;
@@ -239,6 +343,11 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 			    sizeof(e->reason));
 	e->cluster = analysis_nearest_core(a, f.v);
 	a->n++;
+	labels = labels_get(a, &e->key);
+	if (!labels)
+		a->labels_lost++;
+	else if (e->label < LABEL_COUNT)
+		labels->counts[e->label]++;
 	return e;
 }
 

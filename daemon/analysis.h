@@ -38,6 +38,13 @@ struct cluster_info {
 	char reason[448];
 };
 
+/* How many vectors of one key carried each label. */
+struct key_labels {
+	struct wkey key;
+	bool used;
+	uint32_t counts[LABEL_COUNT];
+};
+
 struct analysis {
 	struct vec_entry *v;	/* oldest first */
 	size_t n, cap;
@@ -60,6 +67,11 @@ struct analysis {
 	size_t ncores;
 	bool grid_ok;
 	struct kview kv;	/* the kernel's numbers for the rules (may be empty) */
+	/* label counts per key, open addressing (kl_cap a power of two):
+	 * every key with a vector since it was last merged or forgotten */
+	struct key_labels *kl;
+	size_t kl_n, kl_cap;
+	uint64_t labels_lost;	/* vectors not counted per key: no memory */
 };
 
 struct core_ref {
@@ -96,6 +108,21 @@ void analysis_release(struct analysis *a);
  * too little traffic or memory ran out. */
 const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 				     uint64_t window_ns);
+
+/* ---- label counts per key ----
+ * analysis_add counts each vector under its key and label.  The counts
+ * outlive the history, so the window table tells of the keys it merges or
+ * forgets (wtable_limits.key_gone) and analysis_key_gone does the same with
+ * the counts: the table then holds at most as many keys as the window
+ * table. */
+
+/* The counts of key k (LABEL_COUNT of them), or NULL when no vector of k
+ * was counted. */
+const uint32_t *analysis_key_labels(const struct analysis *a, const struct wkey *k);
+/* Key k left the window table: its counts are added to into's (into NULL:
+ * forgotten), then k's are forgotten.  Cannot fail: k's entry makes room
+ * for into's. */
+void analysis_key_gone(struct analysis *a, const struct wkey *k, const struct wkey *into);
 
 /* Forget vectors older than the history, then cluster what remains.
  * Returns the number of clusters or -errno. */

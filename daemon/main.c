@@ -34,15 +34,16 @@
 #include "privs.h"
 #include "proto.h"
 #include "report.h"
+#include "rowcsv.h"
 #include "rows.h"
 #include "loader.h"
 #include "log.h"
-#include "strutil.h"
 #include "loop.h"
 #include "paths.h"
 #include "window.h"
 #include "sample.h"
 #include "status.h"
+#include "summary.h"
 #include "workload.h"
 
 #define NSEC 1000000000ull
@@ -146,6 +147,14 @@ static void resolve_key(struct acc *a, void *ctx)
 		cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
 }
 
+/* the window table merged or forgot a key: so do its label counts */
+static void key_gone(const struct wkey *key, const struct wkey *into, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	analysis_key_gone(&d->an, key, into);
+}
+
 /* /proc shows every process, whatever our capabilities */
 static bool process_alive(uint32_t tgid, void *ctx)
 {
@@ -198,125 +207,11 @@ static int kv_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
 
 /* ---- output ---- */
 
-/* Names other processes chose, for a terminal: the tables at exit and the
- * control socket's replies escape them (strutil.h). */
-#define ESC(buf, s) str_escape(buf, sizeof(buf), s, 0)
-struct esc_names {
-	char name[STR_ESC_SIZE(64)];
-	char file[STR_ESC_SIZE(CS_CACHE_NAME_LEN)];
-	char comm[STR_ESC_SIZE(CS_COMM_LEN)];
-};
-
-static const char *csv_columns[] = {
-	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm", "scope",
-	"allocs", "frees", "bytes_req", "bytes_alloc", "bytes_freed",
-	"live_objs", "live_bytes", "lifetime_p50_ns", "same_cpu_frees",
-	"remote_frees", "cross_numa", "size_entropy", "same_size_share",
-	"top_site_share", "page_adds", "page_dels", "refaults",
-	"refault_pages", "refault_dist_p50",
-	"ops_per_s", "f_freq", "f_hot", "f_entropy", "f_locality", "f_numa",
-	"growth_per_s", "grew_windows", "free_ratio", "refault_share",
-	"cluster", "label", "reason",
-	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
-	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
-	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "host", "cgroup", "container",
-};
-
-static void csv_header(struct csv *c)
+static bool is_workload(uint32_t tgid, void *ctx)
 {
-	size_t i;
+	struct daemon *d = ctx;
 
-	for (i = 0; i < sizeof(csv_columns) / sizeof(csv_columns[0]); i++)
-		csv_str(c, csv_columns[i]);
-	csv_end_row(c);
-}
-
-static void csv_row(struct daemon *d, struct csv *c, const struct wrow *r,
-		    const struct vec_entry *v)
-{
-	const struct acc *a = r->acc;
-	const struct wslot *s = r->s;
-	const struct cgroup_info *cg;
-
-	csv_dbl(c, (double)(r->start_ns + d->real_off_ns) / NSEC, 3);
-	csv_u64(c, r->window);
-	csv_u64(c, d->env.window_ms);
-	csv_str(c, domain_name(a->key.domain));
-	csv_str(c, a->name);
-	csv_str(c, a->file);
-	if (a->key.tgid == CS_TGID_OTHER || tgid_is_family(a->key.tgid))
-		csv_str(c, "");
-	else
-		csv_u64(c, a->key.tgid);
-	csv_str(c, a->comm);
-	csv_str(c, d->driving && wl_is_workload(&d->wl, a->key.tgid) ? "workload" : "system");
-	csv_u64(c, s->allocs);
-	csv_u64(c, s->frees);
-	csv_u64(c, s->bytes_req);
-	csv_u64(c, s->bytes_alloc);
-	csv_u64(c, s->bytes_freed);
-	csv_i64(c, r->live_objs);
-	csv_i64(c, r->live_bytes);
-	csv_u64(c, r->lifetime_p50_ns);
-	csv_u64(c, s->same_cpu_frees);
-	csv_u64(c, s->remote_frees);
-	csv_u64(c, s->cross_numa);
-	csv_dbl(c, r->size_entropy, 4);
-	csv_dbl(c, r->same_size_share, 4);
-	csv_dbl(c, r->top_site_share, 4);
-	csv_u64(c, s->page_adds);
-	csv_u64(c, s->page_dels);
-	csv_u64(c, s->refaults);
-	csv_u64(c, s->refault_pages);
-	csv_u64(c, r->refault_dist_p50);
-	if (v) {
-		int i;
-
-		csv_dbl(c, v->f.raw[FEAT_FREQ], 1);
-		for (i = 0; i < FEAT_DIM; i++)
-			csv_dbl(c, v->f.v[i], 4);
-		csv_dbl(c, v->e.growth_per_s, 1);
-		csv_u64(c, v->e.grew_windows);
-		csv_dbl(c, v->e.free_ratio, 4);
-		csv_dbl(c, v->e.refault_share, 4);
-		csv_i64(c, v->cluster);
-		csv_str(c, label_name(v->label));
-		csv_str(c, v->reason);
-	} else {
-		/* too little traffic for a vector: counts only */
-		int i;
-
-		for (i = 0; i < 13; i++)
-			csv_str(c, "");
-	}
-	csv_u64(c, s->gpu_kernels);
-	csv_u64(c, s->gpu_kernel_ns);
-	csv_u64(c, s->gpu_copy_in_bytes);
-	csv_u64(c, s->gpu_copy_out_bytes);
-	csv_u64(c, r->tgid_gpu_kernel_ns);
-	csv_u64(c, r->tgid_gpu_kv_kernel_ns);
-	csv_u64(c, r->tgid_gpu_copy_bytes);
-	csv_u64(c, s->unseen_frees);
-	csv_u64(c, s->repeat_pages);
-	csv_i64(c, r->old_objs);
-	csv_u64(c, r->age_ns / 1000000);
-	if (a->key.domain == DOM_SLAB && r->top_site) {
-		char sym[128];
-
-		ksyms_name(d->syms, r->top_site, sym, sizeof(sym));
-		csv_str(c, sym);
-	} else {
-		csv_str(c, "");
-	}
-	csv_str(c, tgid_kind(a->key.tgid));
-	csv_u64(c, d->window_drops);
-	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
-	csv_str(c, d->host);
-	cg = cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
-	csv_str(c, cg ? cg->path : "");
-	csv_str(c, cg ? cg->container : "");
-	csv_end_row(c);
+	return d->driving && wl_is_workload(&d->wl, tgid);
 }
 
 /* exec renames a process after its first keys were named: read its comm
@@ -345,16 +240,22 @@ static void on_row(const struct wrow *r, void *ctx)
 	if (a->key.domain == DOM_KV)
 		d->kv_swap_ins += r->s->kv_swap_ins;
 	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
-	if (v) {
-		((struct acc *)r->acc)->label_counts[v->label]++;
-		if (v->label < LABEL_COUNT)
-			d->vectors[v->label]++;
-	}
+	if (v && v->label < LABEL_COUNT)
+		d->vectors[v->label]++;
 	if (v && d->driving && wl_is_workload(&d->wl, r->acc->key.tgid))
 		wl_tally(&d->wl, r->start_ns, r->acc->file[0] ? r->acc->file : r->acc->name,
 			 v->label);
 	if (d->csv || d->mem_csv)
-		csv_row(d, d->csv ? d->csv : d->mem_csv, r, v);
+		rowcsv_row(d->csv ? d->csv : d->mem_csv, &(struct rowcsv_ctx){
+				.real_off_ns = d->real_off_ns,
+				.window_ms = d->env.window_ms,
+				.host = d->host,
+				.cg = d->cg,
+				.syms = d->syms,
+				.is_workload = is_workload,
+				.ctx = d,
+				.window_drops = d->window_drops,
+			   }, r, v);
 	report_snap_add(&d->snap, r);
 }
 
@@ -643,201 +544,53 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 	}
 }
 
-struct busiest {
-	struct acc **v;
-	size_t n, cap;
-};
+/* ---- the tables at exit (summary.h) ---- */
 
-static int collect_acc(struct acc *a, void *ctx)
+static void print_tables(struct daemon *d)
 {
-	struct busiest *b = ctx;
+	struct summary_keys keys = { 0 };
 
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		struct acc **v = realloc(b->v, cap * sizeof(*v));
-
-		if (!v)
-			return 1;
-		b->v = v;
-		b->cap = cap;
-	}
-	b->v[b->n++] = a;
-	return 0;
-}
-
-static uint64_t acc_events(const struct acc *a)
-{
-	return a->total_allocs + a->total_frees + a->total_page_adds + a->total_page_dels;
-}
-
-static int acc_cmp(const void *a, const void *b)
-{
-	uint64_t x = acc_events(*(struct acc *const *)a);
-	uint64_t y = acc_events(*(struct acc *const *)b);
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Every key, in the order cmp gives. */
-static void collect_sorted(struct daemon *d, struct busiest *b,
-			   int (*cmp)(const void *, const void *))
-{
-	wtable_foreach(d->wt, collect_acc, b);
-	qsort(b->v, b->n, sizeof(*b->v), cmp);
-}
-
-static void print_busiest(struct daemon *d)
-{
-	struct busiest b = { 0 };
-	size_t i;
-
-	if (d->env.top <= 0)
-		return;
-	collect_sorted(d, &b, acc_cmp);
-	printf("busiest keys:\n");
-	printf("%-6s %-28s %-16s %8s %-16s %10s %10s %9s %9s %9s %8s\n", "domain", "key",
-	       "file", "tgid", "comm", "allocs", "frees", "live", "pg_adds",
-	       "pg_dels", "refaults");
-	for (i = 0; i < b.n && (long)i < d->env.top; i++) {
-		const struct acc *a = b.v[i];
-		struct esc_names e;
-		char t[16];
-
-		printf("%-6s %-28s %-16.16s %8s %-16s %10" PRIu64 " %10" PRIu64
-		       " %9" PRId64 " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 "\n",
-		       domain_name(a->key.domain), ESC(e.name, a->name), ESC(e.file, a->file),
-		       report_tgid_str(a->key.tgid, t, sizeof(t)),
-		       ESC(e.comm, a->comm), a->total_allocs, a->total_frees, a->live_objs,
-		       a->total_page_adds, a->total_page_dels, a->total_refaults);
-	}
-	free(b.v);
-}
-
-static void print_prog(const struct loader_prog_stats *ps, void *ctx)
-{
-	(void)ctx;
-	if (!ps->run_cnt)
-		return;
-	printf("  %-24s %12" PRIu64 " runs %8.0f ns/run %6" PRIu64 " recursion misses\n",
-	       ps->name, ps->run_cnt, (double)ps->run_time_ns / ps->run_cnt,
-	       ps->recursion_misses);
-}
-
-static uint32_t acc_anomalies(const struct acc *a)
-{
-	return a->label_counts[LABEL_THRASH] + a->label_counts[LABEL_FALSE_SHARING] +
-	       a->label_counts[LABEL_LEAK];
-}
-
-static int anomaly_cmp(const void *a, const void *b)
-{
-	uint32_t x = acc_anomalies(*(struct acc *const *)a);
-	uint32_t y = acc_anomalies(*(struct acc *const *)b);
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Every key that had an anomalous vector, with how many of each label. */
-static void print_labelled(struct daemon *d)
-{
-	struct busiest b = { 0 };
-	size_t i;
-
-	collect_sorted(d, &b, anomaly_cmp);
-	printf("labelled keys (vectors per label):\n");
-	printf("%-6s %-28s %8s %-16s %7s %7s %7s %7s\n", "domain", "key", "tgid", "comm",
-	       "normal", "thrash", "f_share", "leak");
-	for (i = 0; i < b.n && acc_anomalies(b.v[i]); i++) {
-		const struct acc *a = b.v[i];
-		struct esc_names e;
-		char t[16];
-
-		printf("%-6s %-28s %8s %-16s %7u %7u %7u %7u\n", domain_name(a->key.domain),
-		       ESC(e.name, a->name), report_tgid_str(a->key.tgid, t, sizeof(t)), ESC(e.comm, a->comm),
-		       a->label_counts[LABEL_NORMAL],
-		       a->label_counts[LABEL_THRASH], a->label_counts[LABEL_FALSE_SHARING],
-		       a->label_counts[LABEL_LEAK]);
-	}
-	if (!i)
-		printf("  (none: every vector was normal)\n");
-	free(b.v);
+	wtable_foreach(d->wt, summary_add_key, &keys);
+	summary_busiest(&keys, d->env.top, stdout);
+	summary_keys_release(&keys);
+	/* gathered again, in the table's order: ties stay as they were */
+	wtable_foreach(d->wt, summary_add_key, &keys);
+	summary_labelled(&keys, &d->an, stdout);
+	summary_keys_release(&keys);
 }
 
 static void print_summary(struct daemon *d)
 {
+	struct summary sum = { 0 }, *s = &sum;
 	struct loader_run_times rt;
 	struct loader_prog_stats ps;
-	uint64_t live_ev, page_ev;
 	struct counts c;
 
 	counts_read(d, &c);
-	if (d->env.bpf_stats && d->ld.stats_fd >= 0)
-		printf("bpf programs (kernel run-time accounting):\n");
-	loader_prog_stats(&d->ld, &ps, d->env.bpf_stats ? print_prog : NULL, NULL);
-	if (d->env.bpf_stats && !loader_run_times(&d->ld, &rt)) {
-		int p;
-
-		printf("bpf programs (their own timing, median and 90th percentile):\n");
-		for (p = 0; p < CS_RUN_PROGS; p++)
-			if (rt.prog[p].runs)
-				printf("  %-24s %12" PRIu64 " runs %8" PRIu64 " ns median %8" PRIu64
-				       " ns p90\n", rt.prog[p].name, rt.prog[p].runs,
-				       rt.prog[p].p50_ns, rt.prog[p].p90_ns);
-	}
-	loader_map_evictions(&d->ld, &c.k, &live_ev, &page_ev);
-	printf("cachescoped: %.2f s, %" PRIu64 " windows, %" PRIu64 " rows, %" PRIu64 " keys\n",
-	       (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC,
-	       c.w.windows, c.w.rows, c.w.keys);
-	printf("events: produced=%" PRIu64 " consumed=%" PRIu64 " dropped=%" PRIu64
-	       " (%s) late=%" PRIu64 " bad=%" PRIu64 " lost_nomem=%" PRIu64 "\n",
-	       (uint64_t)c.k.produced, c.consumed, (uint64_t)c.k.dropped,
-	       c.k.produced == c.consumed + c.k.dropped ? "produced = consumed + dropped" :
-							  "MISMATCH",
-	       c.w.late, d->bad_records, d->lost_nomem);
-	printf("kernel: recursion_misses=%" PRIu64 " free_unmatched=%" PRIu64
-	       " unseen_frees=%" PRIu64 " live_map_evictions=%" PRIu64 " evicted_map_evictions=%" PRIu64
-	       " page_evictions=%" PRIu64 " page_truncations=%" PRIu64 "\n",
-	       ps.recursion_misses, (uint64_t)c.k.free_unmatched,
-	       (uint64_t)(c.k.live_replaced + c.k.track_reclaimed), live_ev, page_ev,
-	       (uint64_t)c.k.evictions, (uint64_t)c.k.truncations);
-	printf("sampling: %s, 1 in %u slab objects tracked in the busiest caches at the end (%u of %u"
-	       " slots of caches thinned), 1 in %u at most, %" PRIu64 " changes (budget %ld records/s)\n",
-	       d->smp.fixed ? "fixed" : "auto", 1u << d->smp.top_shift, d->smp.sampled,
-	       CS_SHIFT_SLOTS, 1u << d->smp.peak_shift, d->smp.changes, d->env.sample_budget);
-	printf("keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64 " idle_merged=%" PRIu64
-	       " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
-	       "; history: %zu vectors, %" PRIu64 " trimmed (max %ld)\n",
-	       c.w.keys, c.w.keys_dropped, c.w.keys_exited, c.w.keys_idle_merged, c.w.keys_evicted,
-	       d->env.max_keys, c.w.others_events, d->an.n,
-	       d->an.history_trimmed, d->env.history_max);
-	if (d->gpu_lib[0])
-		printf("gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 "\n", d->gpu_records,
-		       d->cupti_dropped);
-	printf("usdt: rejected=%" PRIu64 " kv_blocks=%" PRIu64 " kv_queue_full=%" PRIu64 "\n",
-	       c.w.rejected, c.w.kv_blocks, c.w.kv_queue_full);
-	if (c.w.rejected) {
-		char by[256];
-		size_t o = 0;
-		unsigned int r;
-
-		for (r = 0; r < REJ_N && o < sizeof(by); r++)
-			if (c.w.rejected_by[r])
-				o += snprintf(by + o, sizeof(by) - o, " %s=%" PRIu64,
-					      wtable_reject_name(r), c.w.rejected_by[r]);
-		log_warn("%" PRIu64 " user-space probe records rejected for their values (%s ),"
-			 " the last from pid %u", c.w.rejected, by, c.w.rejected_tgid);
-	}
-	if (d->csv_done)
-		printf("csv: rows=%" PRIu64 " lost=%" PRIu64 "%s%s\n", d->csv_st.rows,
-		       d->csv_st.lost, d->csv_st.err ? " write_error=" : "",
-		       d->csv_st.err ? strerror(-d->csv_st.err) : "");
-	if (c.k.dropped)
-		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",
-			 (uint64_t)c.k.dropped);
-	if (d->cupti_dropped)
-		log_warn("CUPTI dropped %" PRIu64 " GPU activity records (its buffers were full); "
-			 "try CACHESCOPE_CUPTI_BUFFER_MB=8 or a shorter CACHESCOPE_CUPTI_FLUSH_MS",
-			 d->cupti_dropped);
+	s->kernel_stats = d->env.bpf_stats && d->ld.stats_fd >= 0;
+	loader_prog_stats(&d->ld, &ps, d->env.bpf_stats ? summary_add_prog : NULL, s);
+	if (d->env.bpf_stats && !loader_run_times(&d->ld, &rt))
+		s->run_times = &rt;
+	loader_map_evictions(&d->ld, &c.k, &s->live_evictions, &s->evicted_evictions);
+	s->elapsed_s = (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC;
+	s->k = c.k;
+	s->consumed = c.consumed;
+	s->w = c.w;
+	s->recursion_misses = ps.recursion_misses;
+	s->bad_records = d->bad_records;
+	s->lost_nomem = d->lost_nomem;
+	s->smp = &d->smp;
+	s->sample_budget = d->env.sample_budget;
+	s->max_keys = d->env.max_keys;
+	s->history_max = d->env.history_max;
+	s->history_vectors = d->an.n;
+	s->history_trimmed = d->an.history_trimmed;
+	s->gpu = d->gpu_lib[0];
+	s->gpu_records = d->gpu_records;
+	s->cupti_dropped = d->cupti_dropped;
+	s->csv = d->csv_done;
+	s->csv_st = d->csv_st;
+	summary_print(s, stdout);
 }
 
 /* ---- the loop ---- */
@@ -1123,7 +876,7 @@ static int setup_export(struct daemon *d)
 	if (csv_new_mem(&h))
 		return -ENOMEM;
 	csv_set_row_fn(h, keep_header, &d->rows);
-	csv_header(h);
+	rowcsv_header(h);
 	csv_free(h);
 	if (!d->rows.header)
 		return -ENOMEM;
@@ -1391,7 +1144,7 @@ int main(int argc, char **argv)
 			log_err("cannot create %s: %s", d.env.csv_path, strerror(-err));
 			return 1;
 		}
-		csv_header(d.csv);
+		rowcsv_header(d.csv);
 	}
 	/* rows (the --csv file's, export's) of many hosts can be read
 	 * together (cachescope cluster) */
@@ -1442,6 +1195,7 @@ int main(int argc, char **argv)
 	wtable_set_limits(d.wt, &(struct wtable_limits){
 		.max_keys = (size_t)d.env.max_keys,
 		.alive = process_alive,
+		.key_gone = key_gone,
 	});
 	setup_kstate(&d);
 	err = loop_init(&d.loop);
@@ -1524,8 +1278,7 @@ int main(int argc, char **argv)
 		d.csv = NULL;
 	}
 	recluster(&d, now_ns(CLOCK_MONOTONIC));
-	print_busiest(&d);
-	print_labelled(&d);
+	print_tables(&d);
 	report_clusters(&d.an, LABEL_COUNT, REPORT_TEXT, stdout);
 	if (d.driving) {
 		char why[64];

@@ -560,23 +560,6 @@ static void acc_free(struct acc *a)
 	free(a);
 }
 
-static uint64_t key_hash(const struct wkey *k)
-{
-	uint64_t h = k->id ^ ((uint64_t)k->tgid << 32 | k->dev) * 0x9e3779b97f4a7c15ull;
-
-	h ^= (uint64_t)k->domain << 56 ^ (uint64_t)k->gen * 0xff51afd7ed558ccdull;
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 29;
-	return h;
-}
-
-static bool key_eq(const struct wkey *a, const struct wkey *b)
-{
-	return a->id == b->id && a->tgid == b->tgid && a->dev == b->dev &&
-	       a->gen == b->gen && a->domain == b->domain;
-}
-
 static int table_resize(struct wtable *wt, size_t cap)
 {
 	struct acc **slots = calloc(cap, sizeof(*slots));
@@ -587,7 +570,7 @@ static int table_resize(struct wtable *wt, size_t cap)
 	for (i = 0; i < wt->cap; i++) {
 		if (!wt->slots[i])
 			continue;
-		j = key_hash(&wt->slots[i]->key) & (cap - 1);
+		j = wkey_hash(&wt->slots[i]->key) & (cap - 1);
 		while (slots[j])
 			j = (j + 1) & (cap - 1);
 		slots[j] = wt->slots[i];
@@ -601,9 +584,9 @@ static int table_resize(struct wtable *wt, size_t cap)
 /* The key's slot in the table: its entry, or the empty slot it would take. */
 static size_t acc_slot(const struct wtable *wt, const struct wkey *k)
 {
-	size_t i = key_hash(k) & (wt->cap - 1);
+	size_t i = wkey_hash(k) & (wt->cap - 1);
 
-	while (wt->slots[i] && !key_eq(&wt->slots[i]->key, k))
+	while (wt->slots[i] && !wkey_eq(&wt->slots[i]->key, k))
 		i = (i + 1) & (wt->cap - 1);
 	return i;
 }
@@ -690,8 +673,6 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 	dst->total_page_adds += src->total_page_adds;
 	dst->total_page_dels += src->total_page_dels;
 	dst->total_refaults += src->total_refaults;
-	for (i = 0; i < 8; i++)
-		dst->label_counts[i] += src->label_counts[i];
 	for (i = 0; i < HIST_BUCKETS; i++)
 		dst->life_hist[i] += src->life_hist[i];
 	/* cohorts: the same absolute numbering once both rings are advanced */
@@ -729,7 +710,7 @@ static void slot_remove(struct wtable *wt, size_t i)
 		j = (j + 1) & mask;
 		if (!wt->slots[j])
 			return;
-		h = key_hash(&wt->slots[j]->key) & mask;
+		h = wkey_hash(&wt->slots[j]->key) & mask;
 		/* stays when its home lies cyclically in (i, j] */
 		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
 			continue;
@@ -746,6 +727,8 @@ static void kv_pool_release(struct wtable *wt, struct acc *a);
 
 static void acc_drop(struct wtable *wt, struct acc *a)
 {
+	if (wt->lim.key_gone)
+		wt->lim.key_gone(&a->key, NULL, wt->ctx);
 	kv_pool_release(wt, a);
 	slot_remove(wt, acc_slot(wt, &a->key));
 	acc_free(a);
@@ -760,6 +743,8 @@ static int acc_retire(struct wtable *wt, struct acc *a)
 	if (!o && !(o = acc_create(wt, &ok)))
 		return -ENOMEM;
 	acc_merge(o, a);
+	if (wt->lim.key_gone)
+		wt->lim.key_gone(&a->key, &o->key, wt->ctx);
 	kv_pool_release(wt, a);
 	slot_remove(wt, acc_slot(wt, &a->key));
 	acc_free(a);

@@ -37,6 +37,23 @@ struct wkey {
 	uint8_t domain;
 };
 
+static inline uint64_t wkey_hash(const struct wkey *k)
+{
+	uint64_t h = k->id ^ ((uint64_t)k->tgid << 32 | k->dev) * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)k->domain << 56 ^ (uint64_t)k->gen * 0xff51afd7ed558ccdull;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 29;
+	return h;
+}
+
+static inline bool wkey_eq(const struct wkey *a, const struct wkey *b)
+{
+	return a->id == b->id && a->tgid == b->tgid && a->dev == b->dev &&
+	       a->gen == b->gen && a->domain == b->domain;
+}
+
 #define HIST_BUCKETS 64
 #define TOPK_SLOTS 32
 
@@ -142,7 +159,6 @@ struct acc {
 	uint64_t total_page_adds, total_page_dels, total_refaults;
 	uint64_t last_window;
 	struct grow_hist grow;
-	uint32_t label_counts[8];	/* vectors of this key per label (analysis) */
 	/* live objects by allocation cohort (AGE_COHORT_NS each, ring):
 	 * weighted (each tracked object stands for 2^shift) and tracked
 	 * (records: how much evidence there is behind the estimate) */
@@ -286,6 +302,11 @@ struct wtable;
 struct wtable_limits {
 	size_t max_keys;
 	bool (*alive)(uint32_t tgid, void *ctx);
+	/* told of every key that leaves the table (NULL: none told):
+	 * merged into into, its others key, or forgotten (into NULL, when
+	 * nothing of it was live), so a later stage can do the same with
+	 * what it keeps per key */
+	void (*key_gone)(const struct wkey *key, const struct wkey *into, void *ctx);
 };
 
 void wtable_set_limits(struct wtable *wt, const struct wtable_limits *l);

@@ -357,6 +357,141 @@ static void analysis_add__past_history_max__oldest_trimmed_cores_follow(void **s
 	assert_true(analysis_history_s(&an, 400, WIN_NS) < 100000 * 0.1);
 }
 
+/* A busy row of key k in window w (group 'a' of add) */
+static const struct vec_entry *add_key(uint64_t w, const struct wkey *k)
+{
+	static struct acc acc;
+	static struct wslot s;
+	struct wrow r = { 0 };
+
+	memset(&acc, 0, sizeof(acc));
+	memset(&s, 0, sizeof(s));
+	acc.key = *k;
+	snprintf(acc.name, sizeof(acc.name), "k%llu", (unsigned long long)k->id);
+	s.window = w;
+	s.allocs = s.frees = s.same_cpu_frees = 500;
+	r.top_site_share = 1.0;
+	r.window = w;
+	r.acc = &acc;
+	r.s = &s;
+	return analysis_add(&an, &r, WIN_NS);
+}
+
+static uint32_t total(const uint32_t *c)
+{
+	uint32_t t = 0;
+	int l;
+
+	for (l = 0; l < LABEL_COUNT; l++)
+		t += c[l];
+	return t;
+}
+
+static void analysis_key_labels__vectors_of_keys__counted_per_key_and_label(void **state)
+{
+	uint32_t want[2][LABEL_COUNT] = { { 0 } };
+	const struct wkey filp = { .domain = DOM_SLAB, .id = (uint64_t)'f' << 40 };
+	const struct wkey skb = { .domain = DOM_SLAB, .id = (uint64_t)'s' << 40 };
+	const struct wkey other = { .domain = DOM_SLAB, .id = 1, .tgid = 7 };
+	const struct vec_entry *e;
+	const uint32_t *c;
+	int i, l;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		e = add(i, "filp", 'a', i);
+		assert_non_null(e);
+		want[0][e->label]++;
+		e = add(i, "skb", i % 2 ? 'b' : 'a', i);
+		assert_non_null(e);
+		want[1][e->label]++;
+	}
+	c = analysis_key_labels(&an, &filp);
+	assert_non_null(c);
+	for (l = 0; l < LABEL_COUNT; l++)
+		assert_int_equal(c[l], want[0][l]);
+	assert_int_equal(total(c), 6);
+	c = analysis_key_labels(&an, &skb);
+	assert_non_null(c);
+	for (l = 0; l < LABEL_COUNT; l++)
+		assert_int_equal(c[l], want[1][l]);
+	/* another tgid is another key */
+	assert_null(analysis_key_labels(&an, &other));
+	/* the history's trim does not touch the counts */
+	assert_true(analysis_recluster(&an, 1000) >= 0);
+	assert_int_equal(an.n, 0);
+	assert_int_equal(total(analysis_key_labels(&an, &filp)), 6);
+}
+
+static void analysis_key_gone__merged_then_forgotten__counts_follow(void **state)
+{
+	const struct wkey filp = { .domain = DOM_SLAB, .id = 1, .tgid = 100 };
+	const struct wkey skb = { .domain = DOM_SLAB, .id = 2, .tgid = 100 };
+	const struct wkey others = { .domain = DOM_SLAB, .id = 1, .tgid = CS_TGID_OTHER };
+	uint32_t label;
+	const uint32_t *c;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		assert_non_null(add_key(i, &filp));
+	label = add_key(4, &skb)->label;
+	/* merged into an others key that had no vector: made for it */
+	analysis_key_gone(&an, &filp, &others);
+	assert_null(analysis_key_labels(&an, &filp));
+	c = analysis_key_labels(&an, &others);
+	assert_non_null(c);
+	assert_int_equal(total(c), 4);
+	/* the others key's own vectors add to what was merged */
+	assert_non_null(add_key(5, &others));
+	assert_int_equal(total(analysis_key_labels(&an, &others)), 5);
+	/* a second merge adds, label by label */
+	analysis_key_gone(&an, &skb, &others);
+	assert_null(analysis_key_labels(&an, &skb));
+	c = analysis_key_labels(&an, &others);
+	assert_int_equal(total(c), 6);
+	assert_true(c[label] >= 1);
+	/* a key that comes back starts anew */
+	assert_non_null(add_key(6, &filp));
+	assert_int_equal(total(analysis_key_labels(&an, &filp)), 1);
+	/* forgotten (nothing live): gone, the others key untouched */
+	analysis_key_gone(&an, &filp, NULL);
+	assert_null(analysis_key_labels(&an, &filp));
+	assert_int_equal(total(analysis_key_labels(&an, &others)), 6);
+	assert_int_equal(an.kl_n, 1);
+	/* a key with no vectors: nothing to merge, nothing made */
+	analysis_key_gone(&an, &skb, &filp);
+	assert_null(analysis_key_labels(&an, &filp));
+	assert_int_equal(an.labels_lost, 0);
+}
+
+static void analysis_key_gone__many_keys_half_gone__the_rest_still_found(void **state)
+{
+	struct wkey k = { .domain = DOM_SLAB, .id = 9 };
+	uint32_t t;
+
+	(void)state;
+	/* past the first table's three quarters: it grows, and removals
+	 * shift entries back within runs */
+	for (t = 1; t <= 1000; t++) {
+		k.tgid = t;
+		assert_non_null(add_key(t, &k));
+	}
+	assert_int_equal(an.kl_n, 1000);
+	for (t = 1; t <= 1000; t += 2) {
+		k.tgid = t;
+		analysis_key_gone(&an, &k, NULL);
+	}
+	assert_int_equal(an.kl_n, 500);
+	for (t = 1; t <= 1000; t++) {
+		k.tgid = t;
+		if (t % 2)
+			assert_null(analysis_key_labels(&an, &k));
+		else
+			assert_int_equal(total(analysis_key_labels(&an, &k)), 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +506,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__equidistant_cores__the_later_ones_cluster, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__history_aged_out__noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_add__past_history_max__oldest_trimmed_cores_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_key_labels__vectors_of_keys__counted_per_key_and_label, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_key_gone__merged_then_forgotten__counts_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_key_gone__many_keys_half_gone__the_rest_still_found, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("analysis", tests, NULL, NULL);

@@ -1302,6 +1302,64 @@ static void wtable_add__kv_flood__queue_bounded_nothing_lost(void **state)
 	wtable_free(wt);
 }
 
+/* What the table told of the keys that left it. */
+struct gone_log {
+	struct wkey key[8], into[8];
+	bool merged[8];
+	int n;
+};
+
+static void log_gone(const struct wkey *key, const struct wkey *into, void *ctx)
+{
+	struct gone_log *g = ctx;
+
+	assert_true(g->n < 8);
+	g->key[g->n] = *key;
+	g->merged[g->n] = into != NULL;
+	if (into)
+		g->into[g->n] = *into;
+	g->n++;
+}
+
+/* An idle key with nothing live is forgotten, an exited process's key is
+ * merged into its others key: key_gone is told of each, once. */
+static void wtable_close__keys_leave__key_gone_told_each(void **state)
+{
+	struct gone_log g = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, &g);
+	struct cs_event e;
+	int i, merged = -1, dropped = -1;
+
+	(void)state;
+	wtable_set_limits(wt, &(struct wtable_limits){ .max_keys = 64, .alive = none_alive,
+							 .key_gone = log_gone });
+	e = alloc_ev(T0 + 1, 0x1000, 0, 64, 1);	/* tgid 42: gone, one live object */
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 2, 0x2000, 0, 64, 1);	/* tgid 43: alive, nothing live */
+	e.tgid = 43;
+	wtable_add(wt, &e);
+	e = free_ev(T0 + 3, 0x2000, 0, 0, 1);
+	e.tgid = 43;
+	wtable_add(wt, &e);
+	wtable_close_until(wt, T0 + 61000 * MS + 64 * WIN);
+	assert_int_equal(g.n, 2);
+	for (i = 0; i < g.n; i++) {
+		if (g.merged[i])
+			merged = i;
+		else
+			dropped = i;
+	}
+	assert_true(merged >= 0 && dropped >= 0);
+	assert_int_equal(g.key[merged].tgid, 42);
+	assert_int_equal(g.into[merged].tgid, CS_TGID_OTHER);
+	assert_int_equal(g.into[merged].id, g.key[merged].id);
+	assert_int_equal(g.key[dropped].tgid, 43);
+	assert_null(find_key(wt, 42, FILP));
+	assert_null(find_key(wt, 43, FILP));
+	wtable_free(wt);
+	assert_int_equal(g.n, 2);	/* freeing the table tells of nothing */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1315,6 +1373,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__page_refaults__counted_per_file),
 		cmocka_unit_test(wtable_add__same_inode_number_new_generation__separate_keys),
 		cmocka_unit_test(wtable_close__idle_key_without_live__forgotten),
+		cmocka_unit_test(wtable_close__keys_leave__key_gone_told_each),
 		cmocka_unit_test(topk_entropy__uniform_sizes__log2_of_count),
 		cmocka_unit_test(topk_add__more_values_than_slots__rest_in_other),
 		cmocka_unit_test(hist_percentile__known_buckets__median_inside_bucket),

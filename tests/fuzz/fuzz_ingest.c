@@ -79,6 +79,8 @@ struct run {
 	uint64_t window_ns, last_row_window, last_recluster;
 	size_t heap_base;
 	uint8_t alive_seed;
+	/* label counts: vectors counted, and those of keys forgotten */
+	uint64_t labelled, labels_forgotten;
 };
 
 static FILE *devnull;
@@ -297,6 +299,42 @@ static void check_table(struct run *r, bool all_closed)
 	CHECK(__sanitizer_get_current_allocated_bytes() < r->heap_base + HEAP_MAX);
 }
 
+/* The window table merged or forgot a key: so do its label counts. */
+static void key_gone(const struct wkey *key, const struct wkey *into, void *ctx)
+{
+	struct run *r = ctx;
+	const uint32_t *c = analysis_key_labels(&r->an, key);
+	unsigned int l;
+
+	if (c && !into)
+		for (l = 0; l < LABEL_COUNT; l++)
+			r->labels_forgotten += c[l];
+	analysis_key_gone(&r->an, key, into);
+	CHECK(!analysis_key_labels(&r->an, key));
+}
+
+/* Every vector counted under a key that is still there (merges move
+ * counts, never lose them), and no more keys counted than the table has. */
+static void check_labels(struct run *r)
+{
+	struct wtable_stats st;
+	uint64_t sum = 0;
+	size_t i, n = 0;
+	unsigned int l;
+
+	for (i = 0; i < r->an.kl_cap; i++) {
+		if (!r->an.kl[i].used)
+			continue;
+		n++;
+		for (l = 0; l < LABEL_COUNT; l++)
+			sum += r->an.kl[i].counts[l];
+	}
+	CHECK(n == r->an.kl_n);
+	CHECK(sum + r->labels_forgotten + r->an.labels_lost == r->labelled);
+	wtable_get_stats(r->wt, &st);
+	CHECK(r->an.kl_n <= st.keys);
+}
+
 static void check_clusters(const struct analysis *an)
 {
 	size_t i, members = 0;
@@ -326,7 +364,7 @@ static void on_row(const struct wrow *row, void *ctx)
 			CHECK(v->f.v[i] >= 0 && v->f.v[i] <= 1);
 		CHECK(v->label < LABEL_COUNT);
 		CHECK(memchr(v->reason, 0, sizeof(v->reason)));
-		((struct acc *)row->acc)->label_counts[v->label]++;
+		r->labelled++;
 	}
 	if (row->window >= r->last_recluster + 10) {
 		r->last_recluster = row->window;
@@ -379,6 +417,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	wtable_set_limits(r.wt, &(struct wtable_limits){
 		.max_keys = r.max_keys,
 		.alive = data[2] & 1 ? alive : NULL,
+		.key_gone = key_gone,
 	});
 
 	for (off = 8; off + sizeof(struct cs_event) <= size; off += sizeof(struct cs_event)) {
@@ -429,10 +468,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!(raw.pid & 0x3f)) {
 			wtable_close_until(r.wt, clock - TICK_SLACK_NS);
 			check_table(&r, false);
+			check_labels(&r);
 		}
 	}
 	wtable_close_all(r.wt);
 	check_table(&r, true);
+	check_labels(&r);
 	CHECK(analysis_recluster(&r.an, r.last_row_window + 1) >= 0);
 	check_clusters(&r.an);
 	report_clusters(&r.an, LABEL_COUNT, REPORT_TEXT, devnull);

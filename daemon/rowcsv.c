@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The daemon's CSV rows (rowcsv.h).  The columns are listed once, in
+ * csv_columns, and rowcsv_row writes them in that order: the window's
+ * counts, then the vector (features, evidence, cluster and label) or as
+ * many empty fields, then the GPU join, ages, names and where the row
+ * came from.
+ */
+#include <time.h>
+#include "rowcsv.h"
+
+#define NSEC 1000000000ull
+/* the fields a row without a vector leaves empty: ops_per_s, the
+ * features, the evidence, cluster, label and reason */
+#define VECTOR_COLUMNS (1 + FEAT_DIM + 4 + 3)
+
+static const char *csv_columns[] = {
+	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm", "scope",
+	"allocs", "frees", "bytes_req", "bytes_alloc", "bytes_freed",
+	"live_objs", "live_bytes", "lifetime_p50_ns", "same_cpu_frees",
+	"remote_frees", "cross_numa", "size_entropy", "same_size_share",
+	"top_site_share", "page_adds", "page_dels", "refaults",
+	"refault_pages", "refault_dist_p50",
+	"ops_per_s", "f_freq", "f_hot", "f_entropy", "f_locality", "f_numa",
+	"growth_per_s", "grew_windows", "free_ratio", "refault_share",
+	"cluster", "label", "reason",
+	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
+	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
+	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
+	"window_drops", "sample", "host", "cgroup", "container",
+};
+
+unsigned int rowcsv_columns(void)
+{
+	return sizeof(csv_columns) / sizeof(csv_columns[0]);
+}
+
+void rowcsv_header(struct csv *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < rowcsv_columns(); i++)
+		csv_str(c, csv_columns[i]);
+	csv_end_row(c);
+}
+
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+static void vector_fields(struct csv *c, const struct vec_entry *v)
+{
+	int i;
+
+	if (!v) {	/* too little traffic for a vector: counts only */
+		for (i = 0; i < VECTOR_COLUMNS; i++)
+			csv_str(c, "");
+		return;
+	}
+	csv_dbl(c, v->f.raw[FEAT_FREQ], 1);
+	for (i = 0; i < FEAT_DIM; i++)
+		csv_dbl(c, v->f.v[i], 4);
+	csv_dbl(c, v->e.growth_per_s, 1);
+	csv_u64(c, v->e.grew_windows);
+	csv_dbl(c, v->e.free_ratio, 4);
+	csv_dbl(c, v->e.refault_share, 4);
+	csv_i64(c, v->cluster);
+	csv_str(c, label_name(v->label));
+	csv_str(c, v->reason);
+}
+
+void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
+		const struct vec_entry *v)
+{
+	const struct acc *a = r->acc;
+	const struct wslot *s = r->s;
+	const struct cgroup_info *cg;
+	bool workload = x->is_workload && x->is_workload(a->key.tgid, x->ctx);
+
+	csv_dbl(c, (double)(r->start_ns + x->real_off_ns) / NSEC, 3);
+	csv_u64(c, r->window);
+	csv_u64(c, x->window_ms);
+	csv_str(c, domain_name(a->key.domain));
+	csv_str(c, a->name);
+	csv_str(c, a->file);
+	if (a->key.tgid == CS_TGID_OTHER || tgid_is_family(a->key.tgid))
+		csv_str(c, "");
+	else
+		csv_u64(c, a->key.tgid);
+	csv_str(c, a->comm);
+	csv_str(c, workload ? "workload" : "system");
+	csv_u64(c, s->allocs);
+	csv_u64(c, s->frees);
+	csv_u64(c, s->bytes_req);
+	csv_u64(c, s->bytes_alloc);
+	csv_u64(c, s->bytes_freed);
+	csv_i64(c, r->live_objs);
+	csv_i64(c, r->live_bytes);
+	csv_u64(c, r->lifetime_p50_ns);
+	csv_u64(c, s->same_cpu_frees);
+	csv_u64(c, s->remote_frees);
+	csv_u64(c, s->cross_numa);
+	csv_dbl(c, r->size_entropy, 4);
+	csv_dbl(c, r->same_size_share, 4);
+	csv_dbl(c, r->top_site_share, 4);
+	csv_u64(c, s->page_adds);
+	csv_u64(c, s->page_dels);
+	csv_u64(c, s->refaults);
+	csv_u64(c, s->refault_pages);
+	csv_u64(c, r->refault_dist_p50);
+	vector_fields(c, v);
+	csv_u64(c, s->gpu_kernels);
+	csv_u64(c, s->gpu_kernel_ns);
+	csv_u64(c, s->gpu_copy_in_bytes);
+	csv_u64(c, s->gpu_copy_out_bytes);
+	csv_u64(c, r->tgid_gpu_kernel_ns);
+	csv_u64(c, r->tgid_gpu_kv_kernel_ns);
+	csv_u64(c, r->tgid_gpu_copy_bytes);
+	csv_u64(c, s->unseen_frees);
+	csv_u64(c, s->repeat_pages);
+	csv_i64(c, r->old_objs);
+	csv_u64(c, r->age_ns / 1000000);
+	if (a->key.domain == DOM_SLAB && r->top_site) {
+		char sym[128];
+
+		ksyms_name(x->syms, r->top_site, sym, sizeof(sym));
+		csv_str(c, sym);
+	} else {
+		csv_str(c, "");
+	}
+	csv_str(c, tgid_kind(a->key.tgid));
+	csv_u64(c, x->window_drops);
+	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
+	csv_str(c, x->host);
+	cg = x->cg ? cgcache_get(x->cg, a->key.tgid, mono_now_ns()) : NULL;
+	csv_str(c, cg ? cg->path : "");
+	csv_str(c, cg ? cg->container : "");
+	csv_end_row(c);
+}
