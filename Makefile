@@ -190,6 +190,7 @@ $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o $(OU
 $(OUTPUT)/tests/test_csvread: $(OUTPUT)/tests/test_csvread.o $(OUTPUT)/daemon/csvread.o \
 	$(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_offline: $(OUTPUT)/tests/test_offline.o $(OFFLINE_OBJS) $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_offline: TEST_LDLIBS := $(JSONC_LIBS) -lm
 $(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(OUTPUT)/daemon/report.o \
 	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/strutil.o

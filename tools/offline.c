@@ -23,6 +23,7 @@
 #include "../daemon/csvread.h"
 #include "../daemon/strutil.h"
 #include "../daemon/window.h"
+#include <json-c/json.h>
 #include "offline.h"
 
 const char offline_missing[] =
@@ -1124,97 +1125,101 @@ static int print_text(const struct offline *o, unsigned int top, FILE *out)
 
 /* A JSON string of text others chose: escaped for a terminal first (as
  * every output of cachescope is), then for JSON. */
-static void json_str(FILE *out, const char *s)
+/* A name as every output writes it (str_escape), as a JSON string. */
+static json_object *jstr(const char *s)
 {
 	char buf[STR_ESC_SIZE(512)];
-	const char *p;
 
-	str_escape(buf, sizeof(buf), s, 0);
-	fputc('"', out);
-	for (p = buf; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', out);
-		fputc(*p, out);
-	}
-	fputc('"', out);
+	return json_object_new_string(str_escape(buf, sizeof(buf), s, 0));
 }
 
-static void json_counts(FILE *out, const unsigned int *c)
+static json_object *jcounts(const unsigned int *c)
 {
+	json_object *o = json_object_new_object();
 	unsigned int l;
 
-	fputc('{', out);
-	for (l = 0; l < LABEL_COUNT; l++)
-		fprintf(out, "%s\"%s\":%u", l ? "," : "", label_name(l), c[l]);
-	fputc('}', out);
+	for (l = 0; o && l < LABEL_COUNT; l++)
+		json_object_object_add(o, label_name(l), json_object_new_int64(c[l]));
+	return o;
 }
 
+static json_object *jstrs(char *const *v, size_t n)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; a && i < n; i++)
+		json_object_array_add(a, jstr(v[i]));
+	return a;
+}
+
+/* The same tables as print_text, one JSON document (json-c). */
 static int print_json(const struct offline *o, unsigned int top, FILE *out)
 {
 	struct cluster_info *c = sorted_clusters(o);
+	json_object *j = NULL, *cl, *ks;
 	size_t *lk, nlk, i;
-	int d;
+	const char *text;
+	int d, err = -ENOMEM;
 
 	lk = labelled_keys(o, &nlk);
-	if (!c || !lk) {
-		free(c);
-		free(lk);
-		return -ENOMEM;
-	}
-	fprintf(out, "{\"files\":[");
-	for (i = 0; i < o->nfiles; i++) {
-		fputs(i ? "," : "", out);
-		json_str(out, o->files[i]);
-	}
-	fprintf(out, "],\"hosts\":[");
-	for (i = 0; i < o->nhosts; i++) {
-		fputs(i ? "," : "", out);
-		json_str(out, o->hosts[i]);
-	}
-	fprintf(out, "],\"start\":%.3f,\"end\":%.3f,\"rows\":%llu,\"vectors\":%zu,\"keys\":%zu,",
-		o->t0, o->t1, (unsigned long long)o->rows, o->an.n, o->nkeys);
-	fprintf(out, "\"not_in_csv\":");
-	json_str(out, offline_missing);
-	fprintf(out, ",\"daemon_vectors\":%llu,\"agree\":%llu,\"eps\":%.4f,\"min_pts\":%u,\"noise\":%u,\"clusters\":[",
-		(unsigned long long)o->daemon_vectors, (unsigned long long)o->agree, o->an.eps,
-		o->an.min_pts, o->an.noise);
-	for (i = 0; i < o->an.nclusters; i++) {
-		fprintf(out, "%s{\"id\":%d,\"label\":\"%s\",\"size\":%u,\"counts\":", i ? "," : "",
-			c[i].id, label_name(c[i].label), c[i].size);
-		json_counts(out, c[i].counts);
-		fprintf(out, ",\"keys\":");
-		json_str(out, c[i].keys);
-		fprintf(out, ",\"centroid\":[");
-		for (d = 0; d < FEAT_DIM; d++)
-			fprintf(out, "%s%.4f", d ? "," : "", c[i].centroid[d]);
-		fprintf(out, "],\"reason\":");
-		json_str(out, c[i].reason);
-		fputc('}', out);
-	}
-	fprintf(out, "],\"labelled_keys\":[");
-	for (i = 0; i < nlk && i < top; i++) {
-		const struct off_key *k = &o->keys[lk[i]];
+	if (!c || !lk || !(j = json_object_new_object()))
+		goto out;
+	json_object_object_add(j, "files", jstrs(o->files, o->nfiles));
+	json_object_object_add(j, "hosts", jstrs(o->hosts, o->nhosts));
+	json_object_object_add(j, "start", json_object_new_double(o->t0));
+	json_object_object_add(j, "end", json_object_new_double(o->t1));
+	json_object_object_add(j, "rows", json_object_new_uint64(o->rows));
+	json_object_object_add(j, "vectors", json_object_new_uint64(o->an.n));
+	json_object_object_add(j, "keys", json_object_new_uint64(o->nkeys));
+	json_object_object_add(j, "not_in_csv", jstr(offline_missing));
+	json_object_object_add(j, "daemon_vectors", json_object_new_uint64(o->daemon_vectors));
+	json_object_object_add(j, "agree", json_object_new_uint64(o->agree));
+	json_object_object_add(j, "eps", json_object_new_double(o->an.eps));
+	json_object_object_add(j, "min_pts", json_object_new_int64(o->an.min_pts));
+	json_object_object_add(j, "noise", json_object_new_int64(o->an.noise));
+	cl = json_object_new_array();
+	for (i = 0; cl && i < o->an.nclusters; i++) {
+		json_object *e = json_object_new_object(), *cen = json_object_new_array();
 
-		fprintf(out, "%s{\"host\":", i ? "," : "");
-		json_str(out, o->hosts[k->host]);
-		fprintf(out, ",\"domain\":\"%s\",\"key\":", domain_name(k->domain));
-		json_str(out, k->name);
-		fprintf(out, ",\"tgid\":");
-		json_str(out, k->tgid);
-		fprintf(out, ",\"kind\":");
-		json_str(out, k->kind);
-		fprintf(out, ",\"comm\":");
-		json_str(out, k->comm);
-		fprintf(out, ",\"labels\":");
-		json_counts(out, k->counts);
-		fprintf(out, ",\"daemon_labels\":");
-		json_counts(out, k->daemon);
-		fputc('}', out);
+		for (d = 0; cen && d < FEAT_DIM; d++)
+			json_object_array_add(cen, json_object_new_double(c[i].centroid[d]));
+		json_object_object_add(e, "id", json_object_new_int64(c[i].id));
+		json_object_object_add(e, "label", json_object_new_string(label_name(c[i].label)));
+		json_object_object_add(e, "size", json_object_new_int64(c[i].size));
+		json_object_object_add(e, "labels", jcounts(c[i].counts));
+		json_object_object_add(e, "keys", jstr(c[i].keys));
+		json_object_object_add(e, "centroid", cen);
+		json_object_object_add(e, "reason", jstr(c[i].reason));
+		json_object_array_add(cl, e);
 	}
-	fprintf(out, "]}\n");
+	json_object_object_add(j, "clusters", cl);
+	ks = json_object_new_array();
+	for (i = 0; ks && i < nlk && i < top; i++) {
+		const struct off_key *k = &o->keys[lk[i]];
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "host", jstr(o->hosts[k->host]));
+		json_object_object_add(e, "domain", json_object_new_string(domain_name(k->domain)));
+		json_object_object_add(e, "key", jstr(k->name));
+		json_object_object_add(e, "tgid", jstr(k->tgid));
+		json_object_object_add(e, "kind", jstr(k->kind));
+		json_object_object_add(e, "comm", jstr(k->comm));
+		json_object_object_add(e, "labels", jcounts(k->counts));
+		json_object_object_add(e, "daemon_labels", jcounts(k->daemon));
+		json_object_array_add(ks, e);
+	}
+	json_object_object_add(j, "labelled_keys", ks);
+	text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text) {
+		fprintf(out, "%s\n", text);
+		err = ferror(out) ? -EIO : 0;
+	}
+out:
+	json_object_put(j);
 	free(lk);
 	free(c);
-	return ferror(out) ? -EIO : 0;
+	return err;
 }
 
 struct off_opts {
