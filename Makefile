@@ -169,7 +169,7 @@ $(OUTPUT)/kvref: $(KVREF_OBJS)
 
 # the CLI escapes what it prints with the daemon's helper; its offline verbs
 # (cluster, plot) run the daemon's features, rules and DBSCAN over CSV
-OFFLINE_OBJS := $(addprefix $(OUTPUT)/,tools/offline.o tools/svg.o daemon/csvread.o \
+OFFLINE_OBJS := $(addprefix $(OUTPUT)/,tools/offline.o tools/svg.o daemon/csvread.o daemon/report.o \
 	daemon/analysis.o daemon/features.o daemon/classify.o daemon/window.o cluster/dbscan.o)
 $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OFFLINE_OBJS) \
 	$(OUTPUT)/daemon/strutil.o

@@ -23,7 +23,7 @@
 
 /* ---- JSON helpers ---- */
 
-static json_object *jstr(const char *s)
+json_object *report_jstr(const char *s)
 {
 	size_t n = STR_ESC_SIZE(strlen(s));
 	char small[512], *buf = n <= sizeof(small) ? small : malloc(n);
@@ -38,7 +38,7 @@ static json_object *jstr(const char *s)
 }
 
 /* NaN and infinities are not JSON: null */
-static json_object *jdbl(double v)
+json_object *report_jdbl(double v)
 {
 	return isfinite(v) ? json_object_new_double(v) : NULL;
 }
@@ -53,7 +53,7 @@ static void jput(json_object *o, const char *k, json_object *v)
 	json_object_object_add(o, k, v);
 }
 
-static void jprint(json_object *o, FILE *out)
+void report_jprint(json_object *o, FILE *out)
 {
 	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 					      JSON_C_TO_STRING_NOSLASHESCAPE), out);
@@ -74,8 +74,8 @@ void report_error(enum report_fmt fmt, FILE *out, const char *fmtstr, ...)
 	if (fmt == REPORT_JSON) {
 		json_object *o = json_object_new_object();
 
-		jput(o, "error", jstr(msg));
-		jprint(o, out);
+		jput(o, "error", report_jstr(msg));
+		report_jprint(o, out);
 	} else {
 		fprintf(out, "error: %s\n", ESC(safe, msg));
 	}
@@ -89,8 +89,8 @@ void report_ok(enum report_fmt fmt, FILE *out, const char *msg)
 		json_object *o = json_object_new_object();
 
 		jput(o, "ok", json_object_new_boolean(1));
-		jput(o, "message", jstr(msg));
-		jprint(o, out);
+		jput(o, "message", report_jstr(msg));
+		report_jprint(o, out);
 	} else {
 		fprintf(out, "%s\n", ESC(safe, msg));
 	}
@@ -163,14 +163,14 @@ void report_stats(const struct report_fields *f, enum report_fmt fmt, FILE *out)
 		const struct report_field *x = &f->v[i];
 
 		if (o)
-			jput(o, x->name, x->decimals < 0 ? ju64(x->u) : jdbl(x->d));
+			jput(o, x->name, x->decimals < 0 ? ju64(x->u) : report_jdbl(x->d));
 		else if (x->decimals < 0)
 			fprintf(out, "%s %" PRIu64 "\n", x->name, x->u);
 		else
 			fprintf(out, "%s %.*f\n", x->name, x->decimals, x->d);
 	}
 	if (o)
-		jprint(o, out);
+		report_jprint(o, out);
 }
 
 /* ---- top ---- */
@@ -247,10 +247,10 @@ void report_top(struct report_snap *s, long window_ms, long n, enum report_fmt f
 			json_object *k = json_object_new_object();
 
 			jput(k, "domain", json_object_new_string(r->domain));
-			jput(k, "key", jstr(r->name));
-			jput(k, "file", jstr(r->file));
+			jput(k, "key", report_jstr(r->name));
+			jput(k, "file", report_jstr(r->file));
 			jput(k, "tgid", jtgid(r->tgid));
-			jput(k, "comm", jstr(r->comm));
+			jput(k, "comm", report_jstr(r->comm));
 			jput(k, "allocs", ju64(r->allocs));
 			jput(k, "frees", ju64(r->frees));
 			jput(k, "live", json_object_new_int64(r->live));
@@ -270,7 +270,7 @@ void report_top(struct report_snap *s, long window_ms, long n, enum report_fmt f
 		}
 	}
 	if (o)
-		jprint(o, out);
+		report_jprint(o, out);
 }
 
 /* ---- clusters ---- */
@@ -282,7 +282,7 @@ static int cluster_cmp(const void *x, const void *y)
 	return p->id - q->id;
 }
 
-static json_object *jlabels(const unsigned int *counts)
+json_object *report_jlabels(const unsigned int *counts)
 {
 	json_object *o = json_object_new_object();
 	int l;
@@ -298,7 +298,7 @@ static json_object *jvec(const double *v, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		json_object_array_add(a, jdbl(v[i]));
+		json_object_array_add(a, report_jdbl(v[i]));
 	return a;
 }
 
@@ -327,11 +327,11 @@ void report_clusters(const struct analysis *a, enum cs_label label, enum report_
 		list = json_object_new_array();
 		jput(o, "vectors", ju64(a->n));
 		jput(o, "noise", ju64(a->noise));
-		jput(o, "noise_labels", jlabels(counts));
-		jput(o, "eps", jdbl(a->eps));
+		jput(o, "noise_labels", report_jlabels(counts));
+		jput(o, "eps", report_jdbl(a->eps));
 		jput(o, "min_pts", ju64(a->min_pts));
 		jput(o, "runs", ju64(a->runs));
-		jput(o, "run_ms", jdbl(a->last_run_ms));
+		jput(o, "run_ms", report_jdbl(a->last_run_ms));
 		if (label < LABEL_COUNT)
 			jput(o, "label", json_object_new_string(label_name(label)));
 		jput(o, "clusters", list);
@@ -358,10 +358,10 @@ void report_clusters(const struct analysis *a, enum cs_label label, enum report_
 			jput(j, "id", json_object_new_int(c->id));
 			jput(j, "label", json_object_new_string(label_name(c->label)));
 			jput(j, "size", ju64(c->size));
-			jput(j, "labels", jlabels(c->counts));
-			jput(j, "keys", jstr(c->keys));
+			jput(j, "labels", report_jlabels(c->counts));
+			jput(j, "keys", report_jstr(c->keys));
 			jput(j, "centroid", jvec(c->centroid, FEAT_DIM));
-			jput(j, "reason", jstr(c->reason));
+			jput(j, "reason", report_jstr(c->reason));
 			json_object_array_add(list, j);
 		} else {
 			/* keys and reasons name what processes chose: for a terminal */
@@ -381,7 +381,7 @@ void report_clusters(const struct analysis *a, enum cs_label label, enum report_
 		fprintf(out, "(no %s cluster)\n", label_name(label));
 	free(sorted);
 	if (o)
-		jprint(o, out);
+		report_jprint(o, out);
 }
 
 /* ---- vectors ---- */
@@ -412,21 +412,21 @@ void report_vectors(const struct analysis *a, const struct report_clock *clk,
 		if (list) {
 			json_object *j = json_object_new_object();
 
-			jput(j, "ts", jdbl(ts));
+			jput(j, "ts", report_jdbl(ts));
 			jput(j, "window", ju64(v->window));
 			jput(j, "domain", json_object_new_string(domain_name(v->key.domain)));
-			jput(j, "key", jstr(v->name));
+			jput(j, "key", report_jstr(v->name));
 			jput(j, "tgid", jtgid(v->key.tgid));
-			jput(j, "comm", jstr(v->comm));
+			jput(j, "comm", report_jstr(v->comm));
 			jput(j, "label", json_object_new_string(label_name(v->label)));
 			jput(j, "cluster", json_object_new_int(v->cluster));
-			jput(j, "ops_per_s", jdbl(v->f.raw[FEAT_FREQ]));
+			jput(j, "ops_per_s", report_jdbl(v->f.raw[FEAT_FREQ]));
 			jput(j, "features", jvec(v->f.v, FEAT_DIM));
-			jput(j, "growth_per_s", jdbl(v->e.growth_per_s));
+			jput(j, "growth_per_s", report_jdbl(v->e.growth_per_s));
 			jput(j, "grew_windows", ju64(v->e.grew_windows));
-			jput(j, "free_ratio", jdbl(v->e.free_ratio));
-			jput(j, "refault_share", jdbl(v->e.refault_share));
-			jput(j, "reason", jstr(v->reason));
+			jput(j, "free_ratio", report_jdbl(v->e.free_ratio));
+			jput(j, "refault_share", report_jdbl(v->e.refault_share));
+			jput(j, "reason", report_jstr(v->reason));
 			json_object_array_add(list, j);
 		} else {
 			char name[STR_ESC_SIZE(sizeof(v->name))], comm[STR_ESC_SIZE(sizeof(v->comm))];
@@ -440,7 +440,7 @@ void report_vectors(const struct analysis *a, const struct report_clock *clk,
 		}
 	}
 	if (o)
-		jprint(o, out);
+		report_jprint(o, out);
 	else if (!shown)
 		fprintf(out, "(no vectors%s)\n", key ? " of that key" : "");
 }

@@ -107,4 +107,13 @@ const char *report_tgid_str(uint32_t tgid, char *buf, size_t n);
 /* The label named s, or LABEL_COUNT. */
 enum cs_label report_label_of(const char *s);
 
+/* JSON pieces every output builds the same way (json-c): a name as
+ * str_escape writes it everywhere; a double (NaN and infinities: null);
+ * vectors per label; a document printed on one line, then released. */
+struct json_object;
+struct json_object *report_jstr(const char *s);
+struct json_object *report_jdbl(double v);
+struct json_object *report_jlabels(const unsigned int *counts);
+void report_jprint(struct json_object *o, FILE *out);
+
 #endif

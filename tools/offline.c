@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "../daemon/csvread.h"
+#include "../daemon/report.h"
 #include "../daemon/strutil.h"
 #include "../daemon/window.h"
 #include <json-c/json.h>
@@ -1125,31 +1126,13 @@ static int print_text(const struct offline *o, unsigned int top, FILE *out)
 
 /* A JSON string of text others chose: escaped for a terminal first (as
  * every output of cachescope is), then for JSON. */
-/* A name as every output writes it (str_escape), as a JSON string. */
-static json_object *jstr(const char *s)
-{
-	char buf[STR_ESC_SIZE(512)];
-
-	return json_object_new_string(str_escape(buf, sizeof(buf), s, 0));
-}
-
-static json_object *jcounts(const unsigned int *c)
-{
-	json_object *o = json_object_new_object();
-	unsigned int l;
-
-	for (l = 0; o && l < LABEL_COUNT; l++)
-		json_object_object_add(o, label_name(l), json_object_new_int64(c[l]));
-	return o;
-}
-
 static json_object *jstrs(char *const *v, size_t n)
 {
 	json_object *a = json_object_new_array();
 	size_t i;
 
 	for (i = 0; a && i < n; i++)
-		json_object_array_add(a, jstr(v[i]));
+		json_object_array_add(a, report_jstr(v[i]));
 	return a;
 }
 
@@ -1159,7 +1142,6 @@ static int print_json(const struct offline *o, unsigned int top, FILE *out)
 	struct cluster_info *c = sorted_clusters(o);
 	json_object *j = NULL, *cl, *ks;
 	size_t *lk, nlk, i;
-	const char *text;
 	int d, err = -ENOMEM;
 
 	lk = labelled_keys(o, &nlk);
@@ -1167,15 +1149,15 @@ static int print_json(const struct offline *o, unsigned int top, FILE *out)
 		goto out;
 	json_object_object_add(j, "files", jstrs(o->files, o->nfiles));
 	json_object_object_add(j, "hosts", jstrs(o->hosts, o->nhosts));
-	json_object_object_add(j, "start", json_object_new_double(o->t0));
-	json_object_object_add(j, "end", json_object_new_double(o->t1));
+	json_object_object_add(j, "start", report_jdbl(o->t0));
+	json_object_object_add(j, "end", report_jdbl(o->t1));
 	json_object_object_add(j, "rows", json_object_new_uint64(o->rows));
 	json_object_object_add(j, "vectors", json_object_new_uint64(o->an.n));
 	json_object_object_add(j, "keys", json_object_new_uint64(o->nkeys));
-	json_object_object_add(j, "not_in_csv", jstr(offline_missing));
+	json_object_object_add(j, "not_in_csv", report_jstr(offline_missing));
 	json_object_object_add(j, "daemon_vectors", json_object_new_uint64(o->daemon_vectors));
 	json_object_object_add(j, "agree", json_object_new_uint64(o->agree));
-	json_object_object_add(j, "eps", json_object_new_double(o->an.eps));
+	json_object_object_add(j, "eps", report_jdbl(o->an.eps));
 	json_object_object_add(j, "min_pts", json_object_new_int64(o->an.min_pts));
 	json_object_object_add(j, "noise", json_object_new_int64(o->an.noise));
 	cl = json_object_new_array();
@@ -1183,14 +1165,14 @@ static int print_json(const struct offline *o, unsigned int top, FILE *out)
 		json_object *e = json_object_new_object(), *cen = json_object_new_array();
 
 		for (d = 0; cen && d < FEAT_DIM; d++)
-			json_object_array_add(cen, json_object_new_double(c[i].centroid[d]));
+			json_object_array_add(cen, report_jdbl(c[i].centroid[d]));
 		json_object_object_add(e, "id", json_object_new_int64(c[i].id));
 		json_object_object_add(e, "label", json_object_new_string(label_name(c[i].label)));
 		json_object_object_add(e, "size", json_object_new_int64(c[i].size));
-		json_object_object_add(e, "labels", jcounts(c[i].counts));
-		json_object_object_add(e, "keys", jstr(c[i].keys));
+		json_object_object_add(e, "labels", report_jlabels(c[i].counts));
+		json_object_object_add(e, "keys", report_jstr(c[i].keys));
 		json_object_object_add(e, "centroid", cen);
-		json_object_object_add(e, "reason", jstr(c[i].reason));
+		json_object_object_add(e, "reason", report_jstr(c[i].reason));
 		json_object_array_add(cl, e);
 	}
 	json_object_object_add(j, "clusters", cl);
@@ -1199,22 +1181,20 @@ static int print_json(const struct offline *o, unsigned int top, FILE *out)
 		const struct off_key *k = &o->keys[lk[i]];
 		json_object *e = json_object_new_object();
 
-		json_object_object_add(e, "host", jstr(o->hosts[k->host]));
+		json_object_object_add(e, "host", report_jstr(o->hosts[k->host]));
 		json_object_object_add(e, "domain", json_object_new_string(domain_name(k->domain)));
-		json_object_object_add(e, "key", jstr(k->name));
-		json_object_object_add(e, "tgid", jstr(k->tgid));
-		json_object_object_add(e, "kind", jstr(k->kind));
-		json_object_object_add(e, "comm", jstr(k->comm));
-		json_object_object_add(e, "labels", jcounts(k->counts));
-		json_object_object_add(e, "daemon_labels", jcounts(k->daemon));
+		json_object_object_add(e, "key", report_jstr(k->name));
+		json_object_object_add(e, "tgid", report_jstr(k->tgid));
+		json_object_object_add(e, "kind", report_jstr(k->kind));
+		json_object_object_add(e, "comm", report_jstr(k->comm));
+		json_object_object_add(e, "labels", report_jlabels(k->counts));
+		json_object_object_add(e, "daemon_labels", report_jlabels(k->daemon));
 		json_object_array_add(ks, e);
 	}
 	json_object_object_add(j, "labelled_keys", ks);
-	text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (text) {
-		fprintf(out, "%s\n", text);
-		err = ferror(out) ? -EIO : 0;
-	}
+	report_jprint(j, out);	/* and releases it */
+	j = NULL;
+	err = ferror(out) ? -EIO : 0;
 out:
 	json_object_put(j);
 	free(lk);
