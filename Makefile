@@ -196,6 +196,7 @@ $(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(OUTPUT)/daemon/repo
 	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(OUTPUT)/daemon/rows.o
+$(OUTPUT)/tests/test_rows: TEST_LDLIBS := -lz
 $(OUTPUT)/tests/test_rowcsv: $(OUTPUT)/tests/test_rowcsv.o $(OUTPUT)/daemon/rowcsv.o \
 	$(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o $(OUTPUT)/daemon/cgroup.o \
 	$(OUTPUT)/daemon/kstate.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/classify.o

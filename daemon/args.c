@@ -89,7 +89,7 @@ static const struct argp_option options[] = {
 	{ "eps", OPT_EPS, "X", 0, "DBSCAN radius in the scaled feature space, (0, 2.24] (default 0.08)", 0 },
 	{ "min-pts", OPT_MIN_PTS, "N", 0, "DBSCAN core-point threshold, itself included (default 5)", 0 },
 	{ "history-s", OPT_HISTORY, "SEC", 0, "Re-cluster the vectors of the last SEC seconds (default 60)", 0 },
-	{ "export-mb", OPT_EXPORT_MB, "MB", 0, "Keep the newest MB MiB of CSV rows for 'cachescope export' (default 16; 0: none kept)", 0 },
+	{ "export-mb", OPT_EXPORT_MB, "MB", 0, "Keep the newest MB MiB of CSV rows (full chunks compressed) for 'cachescope export' (default 4; 0: none kept)", 0 },
 	{ "history-max", OPT_HISTORY_MAX, "N", 0, "Keep at most N vectors for clustering; past it the oldest go first and the history is shorter (default 16384)", 0 },
 	{ "max-keys", OPT_MAX_KEYS, "N", 0, "Track at most N keys apart; past it the longest idle are merged into their cache's 'others' key (default 4096)", 0 },
 	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
@@ -123,7 +123,7 @@ void env_defaults(struct env *env)
 	env->min_pts = 5;
 	env->history_s = 60;
 	env->history_max = 16384;
-	env->export_mb = 16;
+	env->export_mb = 4;
 	env->max_keys = 4096;
 	env->fold_ms = 1000;
 	env->sample_shift = -1;

@@ -2,8 +2,9 @@
 /*
  * The CSV rows the daemon keeps for 'cachescope export': the newest rows
  * of its CSV, the same text the --csv file gets, in a fixed memory bound.
- * Rows go into chunks of ROWS_CHUNK bytes; once the rows take more than
- * the bound, the oldest chunk goes, its rows counted as evicted.
+ * Rows go into chunks of ROWS_CHUNK bytes, a full one kept compressed;
+ * once the chunks take more than the bound, the oldest goes, its rows
+ * counted as evicted.
  */
 #ifndef CS_ROWS_H
 #define CS_ROWS_H

@@ -84,11 +84,50 @@ static void rows_add__past_bound__oldest_evicted_and_counted(void **state)
 	rows_release(&r);
 }
 
+/* Full chunks are kept compressed: a bound of 4 chunks holds far more
+ * than 4 chunks of text, and an export gives every byte back, in order. */
+static void rows_add__full_chunks__compressed_more_history_same_text(void **state)
+{
+	struct rows_stats st;
+	struct rows r;
+	uint64_t n;
+	char *out, *p, want[64];
+	int i;
+
+	(void)state;
+	rows_init(&r, 4 * ROWS_CHUNK);
+	assert_int_equal(rows_set_header(&r, "ts,window,key\n", 14), 0);
+	for (i = 0; i < 100000; i++)	/* ~2.5 MB of rows, 10 chunks of text */
+		add_row(&r, 1000.0 + i * 0.001, i);
+	rows_get_stats(&r, &st);
+	assert_true(st.bytes <= 4 * ROWS_CHUNK);
+	assert_int_equal(st.evicted, 0);
+	assert_int_equal(st.rows, 100000);
+	assert_true(st.oldest_ts == 1000.0);
+	out = written(&r, 0, &n);
+	assert_int_equal(n, 100000);
+	p = strchr(out, '\n') + 1;
+	for (i = 0; i < 100000; i++) {
+		int len = snprintf(want, sizeof(want), "%.3f,%d,kmalloc-64\n", 1000.0 + i * 0.001, i);
+
+		assert_memory_equal(p, want, len);
+		p += len;
+	}
+	assert_int_equal(*p, '\0');
+	free(out);
+	/* since, inside a compressed chunk */
+	out = written(&r, 1050.0, &n);
+	assert_int_equal(n, 50000);
+	free(out);
+	rows_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rows_write__header_then_rows_since__oldest_first),
 		cmocka_unit_test(rows_add__past_bound__oldest_evicted_and_counted),
+		cmocka_unit_test(rows_add__full_chunks__compressed_more_history_same_text),
 	};
 
 	return cmocka_run_group_tests_name("rows", tests, NULL, NULL);
