@@ -469,20 +469,12 @@ static void files_gc(struct wtable *wt)
 }
 
 /* Refaults of the recent windows: persistence tells thrash from one pass. */
-static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
+void hist_refaults(struct thist *th, uint64_t window_ns, struct wrow *r)
 {
 	uint64_t first = WINDOW_NONE, last = 0;
 	bool refaulted = r->s->refault_pages > 0;
-	struct thist *th;
 	uint32_t i;
 
-	if (a->key.domain == DOM_PAGE) {
-		th = file_thist(wt, &a->key, refaulted);
-	} else {
-		if (!a->th && refaulted)
-			a->th = calloc(1, sizeof(*a->th));
-		th = a->th;
-	}
 	if (!th)
 		return;
 	/* inserts count once the file has refaulted: the share of them that
@@ -517,9 +509,24 @@ static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 			last = th->win[i];
 	}
 	if (r->refault_windows) {
-		r->refault_span_s = (double)((last - first + 1) * wt->window_ns) / 1e9;
-		r->refault_quiet_s = (double)((r->window - last) * wt->window_ns) / 1e9;
+		r->refault_span_s = (double)((last - first + 1) * window_ns) / 1e9;
+		r->refault_quiet_s = (double)((r->window - last) * window_ns) / 1e9;
 	}
+}
+
+static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
+{
+	bool refaulted = r->s->refault_pages > 0;
+	struct thist *th;
+
+	if (a->key.domain == DOM_PAGE) {
+		th = file_thist(wt, &a->key, refaulted);
+	} else {
+		if (!a->th && refaulted)
+			a->th = calloc(1, sizeof(*a->th));
+		th = a->th;
+	}
+	hist_refaults(th, wt->window_ns, r);
 }
 
 /* Record the key's live count at the end of window w and derive the

@@ -350,6 +350,9 @@ void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns);
  * totals; first_ns: the key's first event), all but old_rise_dropped. */
 void hist_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r);
 void hist_locality(struct loc_hist *h, struct wrow *r);
+/* A file's or pool's refaults over its last THRASH_SAMPLES windows, th
+ * NULL: none kept (no refault yet). */
+void hist_refaults(struct thist *th, uint64_t window_ns, struct wrow *r);
 void hist_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
 	       uint64_t allocs, uint64_t seen_frees, uint64_t first_ns);
 

@@ -226,18 +226,11 @@ static void age_update(struct off_state *st, struct off_hist *h, uint64_t window
 	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= h->rise.start_ns;
 }
 
-static uint32_t clamp32(uint64_t v)
-{
-	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
-
 static void thrash_update(struct offline *o, const struct off_key *k, struct off_hist *h,
 			  uint64_t window_ns, struct wrow *r)
 {
-	uint64_t first = WINDOW_NONE, last = 0;
 	bool refaulted = r->s->refault_pages > 0;
 	struct thist *th;
-	uint32_t i;
 
 	if (k->domain == DOM_PAGE) {
 		th = file_thist(o, k->file, k->name, refaulted);
@@ -246,37 +239,7 @@ static void thrash_update(struct offline *o, const struct off_key *k, struct off
 			h->th = calloc(1, sizeof(*h->th));
 		th = h->th;
 	}
-	if (!th)
-		return;
-	if (refaulted || (th->head && r->s->page_adds)) {
-		i = (th->head - 1) % THRASH_SAMPLES;
-		if (!th->head || th->win[i] != r->window) {
-			i = th->head++ % THRASH_SAMPLES;
-			th->win[i] = r->window;
-			th->adds[i] = th->refault[i] = th->repeat[i] = 0;
-		}
-		th->adds[i] += clamp32(r->s->page_adds);
-		th->refault[i] += clamp32(r->s->refault_pages);
-		th->repeat[i] += clamp32(r->s->repeat_pages);
-	}
-	for (i = 0; i < THRASH_SAMPLES && i < th->head; i++) {
-		if (th->win[i] + THRASH_SAMPLES <= r->window)
-			continue;
-		r->recent_page_adds += th->adds[i];
-		if (!th->refault[i])
-			continue;
-		r->recent_refault_pages += th->refault[i];
-		r->recent_repeat_pages += th->repeat[i];
-		r->refault_windows++;
-		if (th->win[i] < first)
-			first = th->win[i];
-		if (th->win[i] > last)
-			last = th->win[i];
-	}
-	if (r->refault_windows) {
-		r->refault_span_s = (double)((last - first + 1) * window_ns) / 1e9;
-		r->refault_quiet_s = (double)((r->window - last) * window_ns) / 1e9;
-	}
+	hist_refaults(th, window_ns, r);
 }
 
 /* The daemon forgets a key idle for a minute with nothing live (a family
