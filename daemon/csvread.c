@@ -94,12 +94,37 @@ int csvr_fail(struct csvr *r, const char *fmt, ...)
 	return -EINVAL;
 }
 
+enum { SEP_NONE, SEP_FIELD, SEP_RECORD, SEP_CR };
+
+/* What c, after a field's text (plain, or its closing quote), is: the end
+ * of the field (','), of the record ("\n", "\r\n"), a CR with no LF after
+ * it, or none of those. */
+static int separator(struct csvr *r, int c)
+{
+	int d;
+
+	if (c == ',')
+		return SEP_FIELD;
+	if (c == '\n')
+		return SEP_RECORD;
+	if (c != '\r')
+		return SEP_NONE;
+	d = getc_unlocked(r->f);
+	if (d == '\n') {
+		r->line++;
+		return SEP_RECORD;
+	}
+	if (d != EOF)
+		ungetc(d, r->f);
+	return SEP_CR;
+}
+
 /* Read one record into buf/off.  1, 0 at a clean end, or -errno. */
 static int read_record(struct csvr *r)
 {
 	enum { START, PLAIN, QUOTED, QUOTE_SEEN } st = START;
 	size_t bytes = 0;
-	int c, err;
+	int c, err, sep;
 
 	r->len = r->nf = 0;
 	r->rec_line = r->line;
@@ -131,25 +156,17 @@ static int read_record(struct csvr *r)
 			st = PLAIN;
 			/* fall through */
 		case PLAIN:
-			if (c == ',') {
+			sep = separator(r, c);
+			if (sep == SEP_FIELD) {
 				if ((err = put(r, '\0')))
 					return err;
 				st = START;
 				continue;
 			}
-			if (c == '\n')
+			if (sep == SEP_RECORD)
 				goto end;
-			if (c == '\r') {
-				int d = getc_unlocked(r->f);
-
-				if (d == '\n') {
-					r->line++;
-					goto end;
-				}
-				if (d != EOF)
-					ungetc(d, r->f);
+			if (sep == SEP_CR)
 				return fail(r, r->line, -EINVAL, "CR outside quotes not followed by LF");
-			}
 			if (c == '"')
 				return fail(r, r->line, -EINVAL, "quote inside an unquoted field (field %zu)",
 					    r->nf);
@@ -165,24 +182,15 @@ static int read_record(struct csvr *r)
 				st = QUOTED;
 				break;
 			}
-			if (c == ',') {
+			sep = separator(r, c);
+			if (sep == SEP_FIELD) {
 				if ((err = put(r, '\0')))
 					return err;
 				st = START;
 				continue;
 			}
-			if (c == '\n')
+			if (sep == SEP_RECORD)
 				goto end;
-			if (c == '\r') {
-				int d = getc_unlocked(r->f);
-
-				if (d == '\n') {
-					r->line++;
-					goto end;
-				}
-				if (d != EOF)
-					ungetc(d, r->f);
-			}
 			return fail(r, r->line, -EINVAL, "text after a closing quote (field %zu)", r->nf);
 		}
 		if ((err = put(r, (char)c)))
