@@ -143,8 +143,7 @@ static void resolve_key(struct acc *a, void *ctx)
 	    loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
 		snprintf(a->comm, sizeof(a->comm), "?");
 	/* while the process is there: its rows come after it may be gone */
-	if (d->cg)
-		cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
+	cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
 }
 
 /* the window table merged or forgot a key: so do its label counts */
