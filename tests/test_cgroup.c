@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "helpers/tmpdir.h"
 #include "../daemon/cgroup.h"
 #include "../bpf/cachescope.h"
 
@@ -143,17 +144,13 @@ static void remove_cgroup(uint32_t tgid)
 static int proc_setup(void **state)
 {
 	(void)state;
-	snprintf(proc, sizeof(proc), "/tmp/cs-test-cgroup-XXXXXX");
-	return mkdtemp(proc) ? 0 : -1;
+	return tmpdir_make(proc, sizeof(proc), "cgroup");
 }
 
 static int proc_teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", proc);
-	return system(cmd);
+	return tmpdir_remove(proc);
 }
 
 static void cgcache_get__first_use__read_with_container(void **state)

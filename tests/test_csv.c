@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <cmocka.h>
+#include "helpers/tmpdir.h"
 #include "../daemon/csv.h"
 
 static char dir[] = "/tmp/cs-test-csv-XXXXXX";
@@ -47,11 +48,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_remove(dir);
 }
 
 static char *slurp(const char *path)

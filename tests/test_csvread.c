@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "helpers/tmpdir.h"
 #include "../daemon/csv.h"
 #include "../daemon/csvread.h"
 #include "../daemon/strutil.h"
@@ -25,11 +26,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_remove(dir);
 }
 
 /* A reader over the bytes of s (fmemopen), with the given record bound. */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "helpers/tmpdir.h"
 #include "../tools/offline.h"
 
 #define FIXTURE "tests/data/offline-leak.csv"
@@ -34,11 +35,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_remove(dir);
 }
 
 static const struct offline_params defaults = { .eps = 0.08, .min_pts = 5 };

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "helpers/tmpdir.h"
 
 #define FIXTURE "tests/data/offline-mixed.csv"
 
@@ -106,11 +107,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_remove(dir);
 }
 
 static void cluster__real_mixed_run__names_the_keys_of_each_label(void **state)

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "helpers/tmpdir.h"
 #include "../daemon/privs.h"
 
 static char dir[] = "/tmp/cs-test-privs-XXXXXX";
@@ -30,11 +31,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_remove(dir);
 }
 
 static void make_file(char *path, size_t n, const char *sub, const char *name, mode_t mode)

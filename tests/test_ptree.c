@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "helpers/tmpdir.h"
 #include "../daemon/ptree.h"
 
 static char proc[64];
@@ -35,17 +36,13 @@ static void add_proc(int pid, const char *comm, int ppid)
 static int proc_setup(void **state)
 {
 	(void)state;
-	snprintf(proc, sizeof(proc), "/tmp/cs-test-ptree-XXXXXX");
-	return mkdtemp(proc) ? 0 : -1;
+	return tmpdir_make(proc, sizeof(proc), "ptree");
 }
 
 static int proc_teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", proc);
-	return system(cmd);
+	return tmpdir_remove(proc);
 }
 
 static int cmp_pid(const void *a, const void *b)
