@@ -107,7 +107,26 @@ enum cs_kv_op {
 					 * did not fit its field (block index,
 					 * stream, copy kind) or a device id was
 					 * out of range; the daemon rejects it */
+#define CS_F_OWN	(1u << 4)	/* slab free by a thread of the process
+					 * the object was allocated under, in
+					 * its own context: a hand-off inside
+					 * one program, not between programs
+					 * (a socket's peer, a kernel thread)
+					 * nor in an interrupt (whose current
+					 * task is a bystander) */
 #define CS_GPU_MAX_DEVICES	1024
+
+/* Interrupt nesting of a CPU (irq_ctx), from the irq_handler and softirq
+ * tracepoints: a count older than CS_IRQ_STALE_NS is a lost exit (a
+ * handler runs for microseconds, a softirq round at most 2 ms before the
+ * rest goes to ksoftirqd), not an interrupt still running. */
+#define CS_IRQ_STALE_NS		(20ull * 1000 * 1000)
+
+struct cs_irq {
+	__u64 since;	/* when the outermost interrupt began */
+	__u32 depth;
+	__u32 pad;
+};
 
 /* Key ids that are not processes.  A process younger than the daemon's fold
  * age is counted under its command's family: CS_TGID_FAMILY | a 30-bit hash

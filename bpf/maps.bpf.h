@@ -121,6 +121,49 @@ struct {
 	__type(value, struct cs_task_cache);
 } task_cache SEC(".maps");
 
+/* whether this CPU is in a hardirq or softirq handler (CS_IRQ_STALE_NS) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cs_irq);
+} irq_ctx SEC(".maps");
+
+static __always_inline void irq_enter_ev(void)
+{
+	__u32 zero = 0;
+	struct cs_irq *c = bpf_map_lookup_elem(&irq_ctx, &zero);
+	__u64 now;
+
+	if (!c)
+		return;
+	now = bpf_ktime_get_ns();
+	if (!c->depth || now - c->since > CS_IRQ_STALE_NS) {
+		c->depth = 1;
+		c->since = now;
+	} else {
+		c->depth++;
+	}
+}
+
+static __always_inline void irq_exit_ev(void)
+{
+	__u32 zero = 0;
+	struct cs_irq *c = bpf_map_lookup_elem(&irq_ctx, &zero);
+
+	if (c && c->depth)
+		c->depth--;
+}
+
+/* In an interrupt the current task is whoever was interrupted. */
+static __always_inline bool in_irq_ctx(__u64 now)
+{
+	__u32 zero = 0;
+	struct cs_irq *c = bpf_map_lookup_elem(&irq_ctx, &zero);
+
+	return c && c->depth && now - c->since <= CS_IRQ_STALE_NS;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

@@ -48,12 +48,20 @@ static __always_inline __u32 *track_count(__u64 h)
 	return bpf_map_lookup_elem(&track, &slot);
 }
 
-/* Fill a free record of object ptr from what its alloc recorded. */
+/* Fill a free record of object ptr from what its alloc recorded.  A free
+ * seen as it happens (extra without CS_F_UNSEEN) says whether the freeing
+ * task is of the process the object was counted under and the free is its
+ * own, not an interrupt's (CS_F_OWN); an unseen one runs in the task that
+ * took the address over, not the freer. */
 static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
 				      const struct cs_live *v, __u64 now,
 				      __u64 call_site, __u32 cpu, __u8 extra)
 {
-	event_header(e, now, v->tgid, (__u32)bpf_get_current_pid_tgid(), cpu,
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!(extra & CS_F_UNSEEN) && (__u32)(id >> 32) == v->tgid && !in_irq_ctx(now))
+		extra |= CS_F_OWN;
+	event_header(e, now, v->tgid, (__u32)id, cpu,
 		     bpf_get_numa_node_id(), CS_EV_SLAB_FREE, v->flags | extra);
 	e->slab.cache = v->cache;
 	e->slab.ptr = ptr;

@@ -36,8 +36,10 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... with this share of allocs of one size ..." },
 	[R_FS_MIN_REMOTE_FREES] = { "false_sharing_min_remote_frees", 8,
 		"... at least this many remote frees in the window ..." },
-	[R_FS_MAX_LIFETIME_NS] = { "false_sharing_max_lifetime_ns", 100000,
+	[R_FS_MAX_LIFETIME_NS] = { "false_sharing_max_lifetime_ns", 1000000,
 		"... of objects whose median lifetime, in the window and over the key's history, is at most this (ns) ..." },
+	[R_FS_MIN_OWN_SHARE] = { "false_sharing_min_own_share", 0.5,
+		"... this share of the remote frees of those windows by the allocating process's own threads (a hand-off inside one program; a socket's peer, a kernel thread or an interrupt freeing on its CPU is I/O between programs) ..." },
 	[R_FS_MIN_WINDOWS] = { "false_sharing_min_windows", 5,
 		"... in at least this many of them (a handoff that lasts, not a burst) is false sharing" },
 	[R_LEAK_MIN_GROWTH_S] = { "leak_min_growth_s", 0.5,
@@ -454,6 +456,7 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	double locality = f->raw[FEAT_LOCALITY];
 	enum cs_label l;
 	char life[32];
+	bool handoff;
 
 	/* a file (pool) is thrashing for as long as its recent windows say
 	 * so, including windows that inserted pages (used blocks) without a
@@ -470,21 +473,26 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	if (l != LABEL_COUNT)
 		return l;
 	/* objects handed between CPUs while hot: many short-lived objects
-	 * freed remotely; a burst of old objects freed elsewhere (process
-	 * exit, reclaim) is not it, nor what a family of processes that live
-	 * under a second hands over as they are born and die (SIGCHLD's
-	 * sigqueue, freed by the parent on its CPU) */
-	if (e->remote_frees && !e->family && e->recent_locality < t[R_FS_MAX_LOCALITY] &&
-	    e->recent_windows >= t[R_FS_MIN_WINDOWS] &&
-	    e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
-	    e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] * sample_of(e) &&
-	    e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
-	    e->key_lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS]) {
+	 * freed remotely by the program's own threads; a burst of old objects
+	 * freed elsewhere (process exit, reclaim) is not it, nor what a
+	 * family of processes that live under a second hands over as they
+	 * are born and die (SIGCHLD's sigqueue, freed by the parent on its
+	 * CPU), nor what another process frees on its CPU: a server's
+	 * replies read by its clients, the I/O between programs, cross CPUs
+	 * wherever the scheduler puts the two */
+	handoff = e->remote_frees && !e->family && e->recent_locality < t[R_FS_MAX_LOCALITY] &&
+		  e->recent_windows >= t[R_FS_MIN_WINDOWS] &&
+		  e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
+		  e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] * sample_of(e) &&
+		  e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
+		  e->key_lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS];
+	if (handoff && e->recent_own_share >= t[R_FS_MIN_OWN_SHARE]) {
 		fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
-		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s; %.0f%% over its last %u windows), %.0f%% of allocs one size, median lifetime %s",
+		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s; %.0f%% over its last %u windows, %.0f%% of those by its own threads), %.0f%% of allocs one size, median lifetime %s",
 			 key, 100 * (1 - locality), (unsigned long long)(e->frees - e->unseen_frees),
 			 e->remote_frees / e->window_s, 100 * (1 - e->recent_locality),
-			 e->recent_windows, 100 * e->same_size_share, life);
+			 e->recent_windows, 100 * e->recent_own_share,
+			 100 * e->same_size_share, life);
 		if (e->unseen_frees)
 			add(reason, n, "; %llu frees unseen (CPU unknown)",
 			    (unsigned long long)e->unseen_frees);
@@ -500,6 +508,9 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 		 key, f->raw[FEAT_FREQ], locality, e->growth_per_s, life);
 	if (e->unseen_frees)
 		add(reason, n, ", %llu unseen frees", (unsigned long long)e->unseen_frees);
+	if (handoff)
+		add(reason, n, "; %.0f%% freed on other CPUs over its last %u windows, %.0f%% of those by its own threads (the rest by other processes: I/O between programs)",
+		    100 * (1 - e->recent_locality), e->recent_windows, 100 * e->recent_own_share);
 	return LABEL_NORMAL;
 }
 

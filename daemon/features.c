@@ -58,6 +58,7 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 	e.old_quiet_s = r->old_quiet_s;
 	e.old_warmup_s = r->old_warmup_s;
 	e.recent_locality = r->recent_locality;
+	e.recent_own_share = r->recent_own_share;
 	e.recent_windows = r->recent_windows;
 	e.old_rise_allocs = r->old_rise_allocs;
 	e.old_rise_frees = r->old_rise_frees;

@@ -61,6 +61,8 @@ struct evidence {
 	uint32_t old_steps;
 	int64_t old_max_step;
 	double recent_locality;	/* over the key's last windows with frees */
+	double recent_own_share;	/* of their remote frees: by the process's
+					 * own threads */
 	uint32_t recent_windows;
 	uint64_t old_rise_allocs, old_rise_frees;
 	bool old_rise_dropped;		/* records dropped since the rise began */

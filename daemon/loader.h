@@ -17,7 +17,7 @@ struct ring_buffer;
 /* Called for every record; cpu is the ring it came from. */
 typedef int (*loader_sample_fn)(void *ctx, int cpu, const void *data, size_t size);
 
-#define LOADER_NR_TP 9	/* the last two: --pid-tree only */
+#define LOADER_NR_TP 13	/* the last two: --pid-tree only */
 
 struct loader_ring {
 	struct loader *ld;

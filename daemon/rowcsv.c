@@ -4,7 +4,8 @@
  * csv_columns, and rowcsv_row writes them in that order: the window's
  * counts, then the vector (features, evidence, cluster and label) or as
  * many empty fields, then the GPU join, ages, names and where the row
- * came from.
+ * came from; columns added later go at the end, so that a reader of an
+ * older layout finds its columns where they were.
  */
 #include <time.h>
 #include "rowcsv.h"
@@ -27,7 +28,7 @@ static const char *csv_columns[] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "host", "cgroup", "container",
+	"window_drops", "sample", "host", "cgroup", "container", "own_remote_frees",
 };
 
 unsigned int rowcsv_columns(void)
@@ -139,5 +140,6 @@ void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 	cg = x->cg ? cgcache_get(x->cg, a->key.tgid, mono_now_ns()) : NULL;
 	csv_str(c, cg ? cg->path : "");
 	csv_str(c, cg ? cg->container : "");
+	csv_u64(c, s->own_remote_frees);
 	csv_end_row(c);
 }

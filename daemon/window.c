@@ -350,7 +350,7 @@ void hist_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracke
  * CPUs that lasts, not a scheduler's moment or a burst. */
 void hist_locality(struct loc_hist *h, struct wrow *r)
 {
-	uint64_t same = 0, all = 0;
+	uint64_t same = 0, all = 0, own = 0;
 	uint32_t i, n;
 
 	if (r->s->same_cpu_frees + r->s->remote_frees) {
@@ -360,6 +360,8 @@ void hist_locality(struct loc_hist *h, struct wrow *r)
 			     (uint32_t)r->s->same_cpu_frees;
 		h->remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
 			       (uint32_t)r->s->remote_frees;
+		h->own[i] = r->s->own_remote_frees > h->remote[i] ? h->remote[i] :
+			    (uint32_t)r->s->own_remote_frees;
 	}
 	n = h->head < LOCALITY_SAMPLES ? h->head : LOCALITY_SAMPLES;
 	r->recent_windows = 0;
@@ -368,9 +370,11 @@ void hist_locality(struct loc_hist *h, struct wrow *r)
 			continue;	/* older than the last second */
 		same += h->same[i];
 		all += h->same[i] + h->remote[i];
+		own += h->own[i];
 		r->recent_windows++;
 	}
 	r->recent_locality = all ? (double)same / all : 1.0;
+	r->recent_own_share = all > same ? (double)own / (all - same) : 0.0;
 }
 
 /* ---- refault history per file ---- */
@@ -1106,10 +1110,13 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 		return;
 	}
 	s->lifetime_hist[hist_bucket(e->slab.lifetime_ns)] += w;
-	if (e->cpu == e->slab.alloc_cpu)
+	if (e->cpu == e->slab.alloc_cpu) {
 		s->same_cpu_frees += w;
-	else
+	} else {
 		s->remote_frees += w;
+		if (e->flags & CS_F_OWN)
+			s->own_remote_frees += w;
+	}
 	if (e->node != e->slab.alloc_node)
 		s->cross_numa += w;
 }
@@ -1280,10 +1287,12 @@ static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const stru
 		s->lifetime_hist[hist_bucket(e->ts_ns > a->kv_use_ts[b] ?
 					     e->ts_ns - a->kv_use_ts[b] : 0)]++;
 		cohort_add(a, a->kv_use_ts[b], -1, 1);
-		if (a->kv_use_cpu[b] == e->cpu)
+		if (a->kv_use_cpu[b] == e->cpu) {
 			s->same_cpu_frees++;
-		else
+		} else {
 			s->remote_frees++;
+			s->own_remote_frees++;	/* the pool's own process */
+		}
 		a->kv_use_ts[b] = 0;
 		a->live_objs--;
 		a->live_bytes -= a->kv_block_bytes;

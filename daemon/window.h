@@ -70,6 +70,8 @@ struct wslot {
 	uint64_t allocs, frees;
 	uint64_t bytes_req, bytes_alloc, bytes_freed;
 	uint64_t same_cpu_frees, remote_frees;
+	uint64_t own_remote_frees;	/* of remote_frees: by a thread of the
+					 * allocating process (CS_F_OWN) */
 	uint64_t unseen_frees;	/* of frees: no tracepoint saw them (CS_F_UNSEEN);
 				 * neither same-CPU nor remote, no lifetime */
 	uint64_t cross_numa;
@@ -131,6 +133,7 @@ struct grow_hist {
 struct loc_hist {
 	uint64_t win[LOCALITY_SAMPLES];
 	uint32_t same[LOCALITY_SAMPLES], remote[LOCALITY_SAMPLES];
+	uint32_t own[LOCALITY_SAMPLES];	/* of remote: by the process's own threads */
 	uint32_t head;
 };
 
@@ -221,6 +224,9 @@ struct wrow {
 	 * LOCALITY_SAMPLES windows (of time), and how many of them had frees */
 	double recent_locality;
 	uint32_t recent_windows;
+	/* of the remote frees of those windows: the share freed by a thread
+	 * of the allocating process (0 with none) */
+	double recent_own_share;
 	/* persistence: refaults of the file (or pool) over the recent
 	 * THRASH_SAMPLES windows, by every process */
 	uint64_t recent_page_adds, recent_refault_pages, recent_repeat_pages;

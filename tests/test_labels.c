@@ -74,6 +74,32 @@ static void labels__socketpair_pingpong__false_sharing_on_skbuff(void **state)
 	expect_no_anomalies(&t, pid, 0, skb);
 }
 
+/* The same ping-pong between two processes pinned to CPUs 0 and 1, as a
+ * server and its client: every skb is freed on the other CPU, but by the
+ * other program (the I/O between two programs, not a program's threads
+ * sharing lines), which the normal reason names. */
+static void labels__pingpong_between_processes__normal_io(void **state)
+{
+	struct daemon d;
+	struct table t;
+	char out[256];
+	int r, io = 0;
+	long pid;
+
+	need_root(state);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+	pid = run_beside(&d, "label-fs-procs", 5, NULL, &t, out, sizeof(out),
+			 "%s/tests/helpers/pingpong 3 0 1 --procs", build);
+	for (r = 0; r < t.nrows; r++)
+		io += !strcmp(cell(&t, r, "key"), "skbuff_head_cache") &&
+		      strtol(cell(&t, r, "tgid"), NULL, 10) == pid &&
+		      strstr(cell(&t, r, "reason"), "(the rest by other processes: I/O between programs)");
+	if (io < 10)
+		fail_msg("%d rows of its skbuff_head_cache name the other process's frees", io);
+	expect_no_anomalies(&t, 0, 0, NULL);
+}
+
 static void labels__ordinary_work_and_background__normal(void **state)
 {
 	struct daemon d;
@@ -181,6 +207,7 @@ static void labels__leak_amid_churn__leak_within_5_s(void **state)
  * addresses account for them, so nothing looks leaked. */
 static void labels__udp_loopback_stress_ng__no_leak_frees_reconciled(void **state)
 {
+	uint64_t allocs, frees, unseen;
 	struct daemon d;
 	struct table t;
 	char out[256];
@@ -188,10 +215,19 @@ static void labels__udp_loopback_stress_ng__no_leak_frees_reconciled(void **stat
 	need_root(state);
 	run_beside(&d, "label-udp", 9, NULL, &t, out, sizeof(out),
 		   "stress-ng --udp 1 --udp-domain ipv4 --timeout 6 >/dev/null 2>&1");
-	assert_true(sum(&t, "skbuff_head_cache", 0, "allocs") > 10000);
-	/* most of its frees are the unseen ones, accounted when reused */
-	assert_true(sum(&t, "skbuff_head_cache", 0, "unseen_frees") >
-		    sum(&t, "skbuff_head_cache", 0, "allocs") / 2);
+	allocs = sum(&t, "skbuff_head_cache", 0, "allocs");
+	frees = sum(&t, "skbuff_head_cache", 0, "frees");
+	unseen = sum(&t, "skbuff_head_cache", 0, "unseen_frees");
+	assert_true(allocs > 10000);
+	/* its frees balance its allocs, thanks to the unseen ones accounted
+	 * when their address is reused (without them: frees ~0.01 % of
+	 * allocs); how many of them were unseen varies with the load: 99 %
+	 * on an idle machine, 48 % in a run beside a CPU hog (sampled at 1 in
+	 * 128) */
+	if (frees < allocs * 9 / 10 || unseen < allocs / 4)
+		fail_msg("skbuff_head_cache: %llu allocs, %llu frees, %llu of them unseen",
+			 (unsigned long long)allocs, (unsigned long long)frees,
+			 (unsigned long long)unseen);
 	assert_int_equal(rows_labelled(&t, NULL, 0, "leak"), 0);
 	expect_no_anomalies(&t, 0, 0, NULL);
 }
@@ -409,6 +445,7 @@ int main(void)
 		cmocka_unit_test(labels__shell_fork_loop__nothing_anomalous),
 		cmocka_unit_test(workload__mixed_beside_cpu_hog__every_phase_labelled),
 		cmocka_unit_test(labels__socketpair_pingpong__false_sharing_on_skbuff),
+		cmocka_unit_test(labels__pingpong_between_processes__normal_io),
 		cmocka_unit_test(labels__ordinary_work_and_background__normal),
 		cmocka_unit_test(workload__mixed__every_phase_labelled_as_its_truth),
 	};

@@ -128,7 +128,7 @@ static void offline_load__real_leak_run__leak_on_the_daemons_keys(void **state)
 static void offline_load__real_mixed_run__thrash_and_false_sharing_as_the_daemon(void **state)
 {
 	static const char *const keys[] = { "kv-pool", "kmalloc-512", "skbuff_head_cache",
-					    "254:0:1146886", "dentry", "filp" };
+					    "254:0:1122529", "dentry", "filp" };
 	char *files[] = { MIXED }, err[700];
 	struct offline o;
 	bool thrash_cluster = false;
@@ -145,7 +145,7 @@ static void offline_load__real_mixed_run__thrash_and_false_sharing_as_the_daemon
 			assert_int_equal(k->counts[l], k->daemon[l]);
 	}
 	assert_true(find_key(&o, "kv-pool")->counts[LABEL_THRASH] > 50);
-	assert_true(find_key(&o, "254:0:1146886")->counts[LABEL_THRASH] > 50);
+	assert_true(find_key(&o, "254:0:1122529")->counts[LABEL_THRASH] > 50);
 	assert_true(find_key(&o, "skbuff_head_cache")->counts[LABEL_FALSE_SHARING] > 50);
 	/* the only difference: leaks the kernel's count (not in the file)
 	 * had contradicted */
@@ -155,7 +155,7 @@ static void offline_load__real_mixed_run__thrash_and_false_sharing_as_the_daemon
 				assert_int_equal(o.confusion[l][i], 0);
 	for (i = 0; i < o.an.nclusters; i++)
 		if (o.an.clusters[i].label == LABEL_THRASH &&
-		    strstr(o.an.clusters[i].keys, "254:0:1146886"))
+		    strstr(o.an.clusters[i].keys, "254:0:1122529"))
 			thrash_cluster = true;
 	assert_true(thrash_cluster);
 	offline_release(&o);

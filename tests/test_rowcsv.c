@@ -82,12 +82,12 @@ static void rowcsv_header__columns__in_order(void **state)
 	csv_free(c);
 	assert_int_equal(g.rows, 1);
 	assert_int_equal(fields(g.text), rowcsv_columns());
-	assert_int_equal(rowcsv_columns(), 59);
+	assert_int_equal(rowcsv_columns(), 60);
 	assert_true(!strncmp(g.text, "ts,window,window_ms,domain,key,file,tgid,comm,scope,", 52));
 	assert_non_null(strstr(g.text, ",refault_dist_p50,ops_per_s,f_freq,f_hot,f_entropy,"
 				      "f_locality,f_numa,growth_per_s,grew_windows,free_ratio,"
 				      "refault_share,cluster,label,reason,gpu_kernels,"));
-	assert_non_null(strstr(g.text, ",window_drops,sample,host,cgroup,container\n"));
+	assert_non_null(strstr(g.text, ",window_drops,sample,host,cgroup,container,own_remote_frees\n"));
 }
 
 static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
@@ -130,6 +130,7 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	s.bytes_freed = 448;
 	s.same_cpu_frees = 5;
 	s.remote_frees = 2;
+	s.own_remote_frees = 1;
 	s.cross_numa = 1;
 	s.unseen_frees = 1;
 	s.max_shift = 3;
@@ -170,7 +171,7 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 		"170.0,0.1000,0.2000,0.3000,0.4000,0.5000,30.0,4,0.7000,0.0000,3,leak,"
 		"\"grows, never freed\","
 		"0,0,0,0,0,0,0,1,0,2,1500,alloc_empty_file+0x10,process,9,8,h1,"
-		"/system.slice/docker-" ID64 ".scope," ID64 "\n");
+		"/system.slice/docker-" ID64 ".scope," ID64 ",1\n");
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
@@ -210,7 +211,7 @@ static void rowcsv_row__family_page_row_without_vector__empty_vector_fields(void
 		"0.300,3,100,page,1:99,/var/log/x.log,,sh,system,"
 		"0,0,0,0,0,0,0,0,0,0,0,0.0000,0.0000,0.0000,4,2,1,1,64,"
 		",,,,,,,,,,,,,"
-		"0,0,0,0,0,0,0,0,0,0,0,,family,0,1,,,\n");
+		"0,0,0,0,0,0,0,0,0,0,0,,family,0,1,,,,0\n");
 	assert_int_equal(fields(g.text), rowcsv_columns());
 }
 

@@ -781,7 +781,8 @@ static void wtable_close__remote_frees_over_a_second__recent_locality(void **sta
 	int w, i;
 
 	(void)state;
-	/* 10 windows of handoff: 4 frees a window, 3 on the other CPU */
+	/* 10 windows of handoff: 4 frees a window, 3 on the other CPU, of
+	 * which one by a thread of the allocating process (CS_F_OWN) */
 	for (w = 0; w < 10; w++) {
 		for (i = 0; i < 4; i++) {
 			uint64_t ptr = 0x1000 + (w * 4 + i) * 256;
@@ -789,12 +790,15 @@ static void wtable_close__remote_frees_over_a_second__recent_locality(void **sta
 			e = alloc_ev(T0 + w * WIN + 1 + i, ptr, 0, 64, 0xaa);
 			wtable_add(wt, &e);
 			e = free_ev(T0 + w * WIN + 10 + i, ptr, i ? 1 : 0, 0, 9);
+			if (i == 1)
+				e.flags |= CS_F_OWN;
 			wtable_add(wt, &e);
 		}
 	}
 	wtable_close_until(wt, T0 + 10 * WIN);
 	assert_int_equal(last.recent_windows, 10);
 	assert_true(fabs(last.recent_locality - 0.25) < 1e-9);
+	assert_true(fabs(last.recent_own_share - 1.0 / 3) < 1e-9);
 	/* a second later, one window of local frees: the handoff is over */
 	e = alloc_ev(T0 + 30 * WIN + 1, 0x9000, 0, 64, 0xaa);
 	wtable_add(wt, &e);

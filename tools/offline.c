@@ -269,7 +269,8 @@ enum col {
 	C_REFAULT_PAGES, C_REFAULT_DIST, C_OPS_PER_S, C_LABEL,
 	C_GPU_KERNELS, C_GPU_KERNEL_NS, C_GPU_IN, C_GPU_OUT, C_TGID_GPU_NS,
 	C_TGID_GPU_KV_NS, C_TGID_GPU_BYTES, C_UNSEEN, C_REPEAT, C_OLD_OBJS, C_AGE_MS,
-	C_HOT_SITE, C_KEY_KIND, C_WINDOW_DROPS, C_SAMPLE, C_HOST, C_SCOPE, C_FILE, C_N,
+	C_HOT_SITE, C_KEY_KIND, C_WINDOW_DROPS, C_SAMPLE, C_HOST, C_SCOPE, C_FILE,
+	C_OWN_REMOTE, C_N,
 };
 
 /* the columns before C_REQUIRED must be there; files of older daemons lack
@@ -284,7 +285,7 @@ static const char *const col_names[C_N] = {
 	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
 	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
 	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "host", "scope", "file",
+	"window_drops", "sample", "host", "scope", "file", "own_remote_frees",
 };
 
 static int domain_of(const char *s)
@@ -471,9 +472,17 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	      get_u64(d, C_TGID_GPU_BYTES, &r->tgid_gpu_copy_bytes) ?:
 	      get_u64(d, C_UNSEEN, &s->unseen_frees) ?: get_u64(d, C_REPEAT, &s->repeat_pages) ?:
 	      get_i64(d, C_OLD_OBJS, &r->old_objs) ?: get_u64(d, C_AGE_MS, &u) ?:
-	      get_u64(d, C_WINDOW_DROPS, &drops) ?: get_u64(d, C_SAMPLE, &sample);
+	      get_u64(d, C_WINDOW_DROPS, &drops) ?: get_u64(d, C_SAMPLE, &sample) ?:
+	      get_u64(d, C_OWN_REMOTE, &s->own_remote_frees);
 	if (err)
 		return err;
+	/* a file of a daemon before own_remote_frees does not say who freed:
+	 * its remote frees count as hand-offs inside the process, as its
+	 * daemon counted them */
+	if (d->col[C_OWN_REMOTE] < 0)
+		s->own_remote_frees = s->remote_frees;
+	if (s->own_remote_frees > s->remote_frees)
+		return csvr_fail(d->r, "column own_remote_frees: more than remote_frees");
 	r->age_ns = u * 1000000;
 	if (d->col[C_SAMPLE] < 0 || !sample)
 		sample = 1;
