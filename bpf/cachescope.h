@@ -114,6 +114,11 @@ enum cs_kv_op {
 					 * (a socket's peer, a kernel thread)
 					 * nor in an interrupt (whose current
 					 * task is a bystander) */
+#define CS_F_KTHREAD	(1u << 5)	/* page-cache delete by a kernel thread
+					 * (reclaim: kswapd, DAMON's kdamond;
+					 * writeback workers): the daemon counts
+					 * all its files in one key, not a key
+					 * per file it evicts from */
 #define CS_GPU_MAX_DEVICES	1024
 
 /* Interrupt nesting of a CPU (irq_ctx), from the irq_handler and softirq

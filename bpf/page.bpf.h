@@ -123,6 +123,12 @@ static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 		return;
 	remember_file(fid);
 	e->flags = refault_pages ? CS_F_REFAULT : 0;
+	if (type == CS_EV_PAGE_DEL) {
+		struct task_struct *t = (void *)bpf_get_current_task();
+
+		if (BPF_CORE_READ(t, flags) & 0x00200000)	/* PF_KTHREAD */
+			e->flags |= CS_F_KTHREAD;
+	}
 	e->order = fid->order;
 	e->page.ino = fid->ino;
 	e->page.gen = fid->gen;

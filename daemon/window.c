@@ -611,8 +611,9 @@ static void acc_name(struct acc *a)
 {
 	const struct wkey *k = &a->key;
 
-	if (k->domain == DOM_PAGE && k->tgid == CS_TGID_OTHER && !k->id)
-		snprintf(a->name, sizeof(a->name), "other-files");
+	if (k->domain == DOM_PAGE && !k->id)
+		snprintf(a->name, sizeof(a->name), "%s",
+			 k->tgid == CS_TGID_OTHER ? "other-files" : "evicted-files");
 	else if (k->domain == DOM_PAGE)
 		snprintf(a->name, sizeof(a->name), "%u:%u:%llu", k->dev >> 20,
 			 k->dev & 0xfffff, (unsigned long long)k->id);
@@ -1440,6 +1441,11 @@ static int add_event(struct wtable *wt, const struct cs_event *e)
 	case CS_EV_PAGE_ADD:
 	case CS_EV_PAGE_DEL:
 		k.domain = DOM_PAGE;
+		/* a kernel thread's evictions: one key of all its files
+		 * (reclaim goes through every file of the page cache; a key
+		 * per file filled the key budget under DAMON's reclaim) */
+		if (e->type == CS_EV_PAGE_DEL && (e->flags & CS_F_KTHREAD))
+			break;
 		k.id = e->page.ino;
 		k.dev = e->page.dev;
 		k.gen = e->page.gen;

@@ -892,6 +892,42 @@ static struct cs_event page_ev(uint64_t ts, uint32_t refault, uint32_t repeat)
 	return e;
 }
 
+/* A kernel thread's evictions (kswapd, kdamond) go to one key of all its
+ * files; a process's stay per file, and so do a kernel thread's adds. */
+static void wtable_add__kthread_evictions__one_key_of_its_files(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+	int i, evicted = -1;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		e = page_ev(T0 + 1 + i, 0, 0);
+		e.type = CS_EV_PAGE_DEL;
+		e.tgid = 90;		/* kdamond */
+		e.flags = CS_F_KTHREAD;
+		e.page.ino = 100 + i;
+		wtable_add(wt, &e);
+		e.tgid = 7;		/* a process truncating the same files */
+		e.flags = 0;
+		wtable_add(wt, &e);
+	}
+	e = page_ev(T0 + 9, 0, 0);
+	e.tgid = 90;
+	e.flags = CS_F_KTHREAD;	/* not a delete: per file */
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 5);
+	for (i = 0; i < rows.n; i++)
+		if (rows.a[i].key.tgid == 90 && !strcmp(rows.a[i].name, "evicted-files"))
+			evicted = i;
+	assert_true(evicted >= 0);
+	assert_int_equal(rows.s[evicted].page_dels, 3 * 16);
+	assert_int_equal(rows.a[evicted].key.id, 0);
+	wtable_free(wt);
+}
+
 static void keep_last_page(const struct wrow *r, void *ctx)
 {
 	struct wrow *last = ctx;
@@ -1393,6 +1429,7 @@ int main(void)
 		cmocka_unit_test(wtable_close__balanced_churn__no_old_objects),
 		cmocka_unit_test(acc_old_objs__cohorts_and_older__counted_by_cutoff),
 		cmocka_unit_test(wtable_add__kv_swap_in_soon_after_swap_out__repeat),
+		cmocka_unit_test(wtable_add__kthread_evictions__one_key_of_its_files),
 		cmocka_unit_test(wtable_close__remote_frees_over_a_second__recent_locality),
 		cmocka_unit_test(wtable_close__refaults_over_seconds__persistence_evidence),
 		cmocka_unit_test(wtable_close__gpu_records__gpu_keys_and_joined_host_row),
