@@ -14,3 +14,22 @@ cs_wait() {
 		sleep 0.05
 	done
 }
+
+# stop_peer PID: stop a bpftrace peer with SIGINT (it prints its maps and
+# exits), again every 5 s if it is still there (one INT was once lost and
+# the run waited half an hour), SIGKILL after 30 s; then reap it.
+stop_peer() {
+	_i=0
+	kill -INT "$1" 2>/dev/null
+	while kill -0 "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		if [ $_i -ge 300 ]; then
+			echo "$(basename "$0"): peer $1 ignored SIGINT for 30 s: killed" >&2
+			kill -KILL "$1" 2>/dev/null
+			break
+		fi
+		[ $((_i % 50)) -ne 0 ] || kill -INT "$1" 2>/dev/null
+		sleep 0.1
+	done
+	wait "$1" 2>/dev/null || true
+}

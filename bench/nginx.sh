@@ -72,7 +72,7 @@ bt_round() {	# SCRIPT OUT
 	bt=$!
 	wait_line "$tmp/bt.out" ready
 	rps >> "$2"
-	kill -INT $bt; wait $bt || true
+	stop_peer $bt
 }
 
 for r in $(seq "$R"); do

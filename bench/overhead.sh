@@ -58,7 +58,7 @@ for r in $(seq "$R"); do
 			pid=$!
 			wait_ready "$tmp/bt.out" ready
 			"$B/bench/slabload" "$N" >> "$tmp/$peer"
-			kill -INT $pid; wait $pid || true
+			stop_peer $pid
 		done
 	fi
 done
