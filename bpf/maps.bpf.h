@@ -129,10 +129,16 @@ struct {
 	__type(value, struct cs_irq);
 } irq_ctx SEC(".maps");
 
-static __always_inline void irq_enter_ev(void)
+static __always_inline struct cs_irq *irq_get(void)
 {
 	__u32 zero = 0;
-	struct cs_irq *c = bpf_map_lookup_elem(&irq_ctx, &zero);
+
+	return bpf_map_lookup_elem(&irq_ctx, &zero);
+}
+
+static __always_inline void irq_enter_ev(void)
+{
+	struct cs_irq *c = irq_get();
 	__u64 now;
 
 	if (!c)
@@ -148,8 +154,7 @@ static __always_inline void irq_enter_ev(void)
 
 static __always_inline void irq_exit_ev(void)
 {
-	__u32 zero = 0;
-	struct cs_irq *c = bpf_map_lookup_elem(&irq_ctx, &zero);
+	struct cs_irq *c = irq_get();
 
 	if (c && c->depth)
 		c->depth--;
@@ -158,8 +163,7 @@ static __always_inline void irq_exit_ev(void)
 /* In an interrupt the current task is whoever was interrupted. */
 static __always_inline bool in_irq_ctx(__u64 now)
 {
-	__u32 zero = 0;
-	struct cs_irq *c = bpf_map_lookup_elem(&irq_ctx, &zero);
+	struct cs_irq *c = irq_get();
 
 	return c && c->depth && now - c->since <= CS_IRQ_STALE_NS;
 }

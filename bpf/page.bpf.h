@@ -111,8 +111,9 @@ static __always_inline __u64 granule_bits(struct folio_id *fid, __u64 g)
 	return m & ~((1ull << lo) - 1);
 }
 
-/* Emit a page-cache record for the current task, if it is traced. */
-static __always_inline void emit_page(struct folio_id *fid, __u8 type,
+/* Emit a page-cache record for the current task, if it is traced; extra:
+ * flags the caller knows (CS_F_KTHREAD). */
+static __always_inline void emit_page(struct folio_id *fid, __u8 type, __u8 extra,
 				      __u32 refault_pages, __u32 repeat_pages,
 				      __u64 refault_ns, __u64 refault_dist, bool btf)
 {
@@ -122,13 +123,7 @@ static __always_inline void emit_page(struct folio_id *fid, __u8 type,
 	if (!e)
 		return;
 	remember_file(fid);
-	e->flags = refault_pages ? CS_F_REFAULT : 0;
-	if (type == CS_EV_PAGE_DEL) {
-		struct task_struct *t = (void *)bpf_get_current_task();
-
-		if (BPF_CORE_READ(t, flags) & 0x00200000)	/* PF_KTHREAD */
-			e->flags |= CS_F_KTHREAD;
-	}
+	e->flags = extra | (refault_pages ? CS_F_REFAULT : 0);
 	e->order = fid->order;
 	e->page.ino = fid->ino;
 	e->page.gen = fid->gen;
@@ -187,7 +182,7 @@ static __always_inline int handle_page_add(struct folio_id *fidp, bool btf)
 		if (seqp && *seqp > best.seq)
 			refault_dist = *seqp - best.seq;
 	}
-	emit_page(&fid, CS_EV_PAGE_ADD, refault_pages, repeat_pages, refault_ns,
+	emit_page(&fid, CS_EV_PAGE_ADD, 0, refault_pages, repeat_pages, refault_ns,
 		  refault_dist, btf);
 	return 0;
 }
@@ -196,6 +191,7 @@ static __always_inline int handle_page_del(struct folio_id *fidp, bool btf)
 {
 	struct cs_page_key pk = {};
 	struct cs_evicted ev = {}, *evp;
+	struct task_struct *t;
 	__u64 first, n, stride, *seqp, bits;
 	struct folio_id fid = *fidp;
 	struct cs_stats *st;
@@ -239,7 +235,10 @@ static __always_inline int handle_page_del(struct folio_id *fidp, bool btf)
 	}
 
 emit:
-	emit_page(&fid, CS_EV_PAGE_DEL, 0, 0, 0, 0, btf);
+	t = (void *)bpf_get_current_task();
+	emit_page(&fid, CS_EV_PAGE_DEL,
+		  BPF_CORE_READ(t, flags) & 0x00200000 ? CS_F_KTHREAD : 0,	/* PF_KTHREAD */
+		  0, 0, 0, 0, btf);
 	return 0;
 }
 
