@@ -56,6 +56,7 @@ enum {
 	OPT_WORKLOAD,
 	OPT_GPU_LIB,
 	OPT_WORKLOAD_BACKEND,
+	OPT_WORKLOAD_CUDA_LIB,
 	OPT_HISTORY_MAX,
 	OPT_MAX_KEYS,
 	OPT_FOLD_MS,
@@ -99,6 +100,7 @@ static const struct argp_option options[] = {
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
 	{ "workload-backend", OPT_WORKLOAD_BACKEND, "NAME", 0, "Run kvref on cpu (default) or cuda; cuda runs it on GPU 0 with the CUPTI library injected (CUDA_INJECTION64_PATH)", 0 },
+	{ "workload-cuda-lib", OPT_WORKLOAD_CUDA_LIB, "FILE", 0, "The CUDA backend kvref loads on cuda (default: kvref_cuda.so beside kvref); it must pass the same checks as kvref", 0 },
 	{ "gpu-lib", OPT_GPU_LIB, "PATH", 0, "Watch the CUPTI records of every process that loads this libcachescope_cupti.so (default: the one beside cachescoped or in its lib/cachescope directory, if any; 'none' for none)", 0 },
 	{ "interval", OPT_INTERVAL, "SEC", 0, "Print a status line on stderr every SEC seconds, 1..3600: events, drops, keys, anomalous keys and the newest labels (default: none)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
@@ -301,6 +303,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			return EINVAL;
 		}
 		env->workload_backend = arg;
+		return 0;
+	case OPT_WORKLOAD_CUDA_LIB:
+		env->workload_cuda_lib = arg;
 		return 0;
 	case OPT_GPU_LIB:
 		if (!strcmp(arg, "none"))

@@ -54,6 +54,7 @@ struct env {
 	const char *rules_path;
 	const char *workload;		/* kvref scenario to drive, or NULL */
 	const char *workload_backend;	/* kvref --backend; NULL: cpu */
+	const char *workload_cuda_lib;	/* kvref --cuda-lib; NULL: beside kvref */
 	const char *gpu_lib;		/* CUPTI library to watch; NULL: beside us */
 	bool no_gpu;
 	const char *rule_args[64];	/* NAME=VALUE overrides, in order */

@@ -659,12 +659,71 @@ static void on_workload(int fd, uint32_t events, void *data)
 		loop_del(&d->loop, fd);
 }
 
+/* The CUDA backend kvref is to load: --workload-cuda-lib, or kvref_cuda.so
+ * in kvref's own directory. */
+static int find_backend(const struct daemon *d, const char *kvref, char *out, size_t n)
+{
+	const char *slash = strrchr(kvref, '/');
+
+	if (d->env.workload_cuda_lib) {
+		if (!realpath(d->env.workload_cuda_lib, out)) {
+			log_err("cannot use --workload-cuda-lib %s: %s", d->env.workload_cuda_lib,
+				strerror(errno));
+			return -errno;
+		}
+		return 0;
+	}
+	if ((size_t)snprintf(out, n, "%.*s/kvref_cuda.so", (int)(slash - kvref), kvref) >= n)
+		return -ENAMETOOLONG;
+	if (access(out, F_OK)) {
+		log_err("--workload-backend cuda needs %s: %s (built by make where nvcc exists)", out,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Open what kvref runs from, as root, for the user it runs as (spawn.h):
+ * nothing is left for that user to reach by a path. */
+static int open_workload_files(struct daemon *d, const char *kvref, const struct spawn_user *u,
+			       struct wl_files *f)
+{
+	char lib[PATH_MAX], why[512];
+	const char *what;
+	int err;
+
+	err = spawn_open(&f->exe, kvref, u, X_OK, why, sizeof(why));
+	if (err) {
+		log_err("cannot run %s as %s: %s", kvref, u->name, why);
+		return err;
+	}
+	if (!d->env.workload_backend || strcmp(d->env.workload_backend, "cuda"))
+		return 0;
+	if (!d->gpu_lib[0]) {
+		log_err("--workload-backend cuda needs the CUPTI library: build it (make, with the CUDA toolkit) or name it with --gpu-lib");
+		return -ENOENT;
+	}
+	err = find_backend(d, kvref, lib, sizeof(lib));
+	if (err)
+		return err;
+	what = lib;
+	err = spawn_open(&f->backend, lib, u, R_OK, why, sizeof(why));
+	if (!err) {
+		what = d->gpu_lib;
+		err = spawn_open(&f->inject, d->gpu_lib, u, R_OK, why, sizeof(why));
+	}
+	if (err)
+		log_err("cannot hand %s to kvref as %s: %s", what, u->name, why);
+	return err;
+}
+
 /* kvref lives beside cachescoped in the build folder, or in the package
  * library directory of an installed tree (paths.h). */
 static int start_workload(struct daemon *d)
 {
-	bool cuda = d->env.workload_backend && !strcmp(d->env.workload_backend, "cuda");
-	char found[4200], path[PATH_MAX];
+	struct wl_files f = { .exe.fd = -1, .backend.fd = -1, .inject.fd = -1 };
+	char found[4200], path[PATH_MAX], why[512];
+	struct spawn_user user;
 	int err;
 
 	err = paths_find_mine("kvref", found, sizeof(found));
@@ -677,37 +736,36 @@ static int start_workload(struct daemon *d)
 		log_err("cannot find kvref: %s", strerror(-err));
 		return err;
 	}
-	if (access(found, X_OK) || !realpath(found, path)) {
+	if (!realpath(found, path)) {
 		log_err("cannot run the workload: %s: %s (build it with make)", found, strerror(errno));
 		return -errno;
 	}
-	err = check_trusted(path, "run");
-	if (err)
-		return err;
-	if (cuda && !d->gpu_lib[0]) {
-		log_err("--workload-backend cuda needs the CUPTI library: build it (make, with the CUDA toolkit) or name it with --gpu-lib");
-		return -ENOENT;
-	}
-	err = loader_attach_usdt(&d->ld, path);
-	if (err)
-		return err;
-	/* kvref stops two seconds before the daemon, so its last windows close;
-	 * on the GPU it reaches us through the CUPTI library we watch */
-	err = wl_start(&d->wl, path, d->env.workload, d->env.duration_s - 2,
-		       d->env.workload_backend, cuda ? d->gpu_lib : NULL);
-	if (err == -ENOENT) {
+	err = spawn_user_get(&user, WL_USER);
+	if (err) {
 		log_err("cannot start %s: no user '%s' to run it as (it does not run as root)",
 			path, WL_USER);
 		return err;
 	}
+	err = open_workload_files(d, path, &user, &f);
+	if (err)
+		goto cleanup;
+	err = loader_attach_usdt(&d->ld, path);
+	if (err)
+		goto cleanup;
+	/* kvref stops two seconds before the daemon, so its last windows close;
+	 * on the GPU it reaches us through the CUPTI library we watch */
+	err = wl_start(&d->wl, &f, &user, d->env.workload, d->env.duration_s - 2,
+		       d->env.workload_backend, why, sizeof(why));
 	if (err) {
-		log_err("cannot start %s: %s", path, strerror(-err));
-		return err;
+		log_err("cannot run %s as %s: %s", path, user.name, why);
+		goto cleanup;
 	}
 	d->driving = true;
 	err = loop_add(&d->loop, d->wl.fd, EPOLLIN, on_workload, d);
 	if (err)
 		log_err("cannot watch the workload's output: %s", strerror(-err));
+cleanup:
+	wl_files_close(&f);
 	return err;
 }
 

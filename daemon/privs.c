@@ -32,23 +32,26 @@ static int parent_of(const char *path, char *dir, size_t n)
 	return 0;
 }
 
-int privs_check_file(const char *path, const char **why)
+/* The file's own part of the trust check: a regular file, root's (or
+ * ours), writable by its owner alone. */
+static const char *untrusted_file(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return "not owned by root";
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return "writable by group or others";
+	return NULL;
+}
+
+/* The directory's part: nobody but root may swap the name for another. */
+static int check_dir_of(const char *path, const char **why)
 {
 	char dir[PATH_MAX];
 	struct stat st;
 	int err;
 
-	if (stat(path, &st))
-		return -errno;
-	*why = NULL;
-	if (!S_ISREG(st.st_mode))
-		*why = "not a regular file";
-	else if (st.st_uid != 0 && st.st_uid != geteuid())
-		*why = "not owned by root";
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		*why = "writable by group or others";
-	if (*why)
-		return -EPERM;
 	err = parent_of(path, dir, sizeof(dir));
 	if (err)
 		return err;
@@ -59,6 +62,43 @@ int privs_check_file(const char *path, const char **why)
 	else if (st.st_mode & (S_IWGRP | S_IWOTH))
 		*why = "its directory is writable by group or others";
 	return *why ? -EPERM : 0;
+}
+
+int privs_check_file(const char *path, const char **why)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	*why = untrusted_file(&st);
+	return *why ? -EPERM : check_dir_of(path, why);
+}
+
+int privs_check_opened(int fd, const char *path, const char **why)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	*why = untrusted_file(&st);
+	return *why ? -EPERM : check_dir_of(path, why);
+}
+
+bool privs_user_may(const struct stat *st, uid_t uid, gid_t gid, int mode)
+{
+	mode_t bits = 0;
+
+	if (mode & R_OK)
+		bits |= S_IROTH;
+	if (mode & X_OK)
+		bits |= S_IXOTH;
+	/* the kernel's order: owner bits for the owner, then the group's,
+	 * then others'; the first class that matches decides */
+	if (st->st_uid == uid)
+		return (st->st_mode & (bits << 6)) == bits << 6;
+	if (st->st_gid == gid)
+		return (st->st_mode & (bits << 3)) == bits << 3;
+	return (st->st_mode & bits) == bits;
 }
 
 bool privs_dir_writable(const char *path)

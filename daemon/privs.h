@@ -8,12 +8,21 @@
 
 #include <stdbool.h>
 #include <sys/capability.h>
+#include <sys/stat.h>
 
 /* Whether root may exec path or hand it to other processes: it must be a
  * regular file owned by root, not writable by group or others, in a
  * directory owned by root and not writable by group or others.  0, or
  * -EPERM with *why saying which (a static string); stat's -errno. */
 int privs_check_file(const char *path, const char **why);
+/* The same checks on the file open at fd (fstat: what was opened is what
+ * is checked, whatever path names now), and on the directory of path, the
+ * name it was opened by. */
+int privs_check_opened(int fd, const char *path, const char **why);
+/* Whether a process of uid and gid, without supplementary groups and
+ * without capabilities, may mode (R_OK, X_OK or both) the file of st, by
+ * its mode bits alone (no ACL is read). */
+bool privs_user_may(const struct stat *st, uid_t uid, gid_t gid, int mode);
 /* Whether root without capabilities may create and remove names in the
  * directory of path (its owner bits, or the group's or others'). */
 bool privs_dir_writable(const char *path);

@@ -9,15 +9,14 @@
  * kvref needs no privilege (its swap-page drops are posix_fadvise on its
  * own file, its probes are read by the daemon's uprobes), so a daemon
  * running as root starts it as nobody: a fault in the workload is then
- * not root's.
+ * not root's.  Its executable and libraries come as descriptors root
+ * opened (spawn.h): nobody needs no path to them.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/prctl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -41,69 +40,76 @@ static const struct truth truths[] = {
 	{ "leak", LABEL_LEAK, "filp", "kv-pool" },
 };
 
-int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s,
-	     const char *backend, const char *inject)
+int wl_start(struct wl *w, const struct wl_files *f, const struct spawn_user *u,
+	     const char *scenario, long duration_s, const char *backend, char *why, size_t n)
 {
-	pid_t parent = getpid();
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	char dur[24];
-	int pfd[2];
+	/* an injection path of our own environment is not what kvref loads */
+	static const char *const drop[] = { "CUDA_INJECTION64_PATH", NULL };
+	const struct spawn_file *pass[3] = { NULL, NULL, NULL };
+	const char *add[2] = { NULL, NULL };
+	char dur[24], inject[64], **envp;
+	char *argv[] = {
+		"kvref", "--scenario", (char *)scenario, "--duration", dur,
+		"--backend", backend ? (char *)backend : "cpu", NULL, NULL, NULL,
+	};
+	struct spawn_req r = {
+		.exe = &f->exe, .argv = argv, .pass = pass, .user = u,
+		/* its own group: ^C at the terminal stops the daemon, which
+		 * stops kvref (SIGTERM) and still prints the score; and it
+		 * goes when the daemon goes, however that dies */
+		.own_group = true, .die_with_parent = true,
+	};
+	int pfd[2], np = 0, err;
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 	w->grace_ns = 2000000000ull;
-	if (!geteuid()) {
-		/* looked up before fork: the child only makes system calls */
-		struct passwd *pw = getpwnam(WL_USER);
-
-		if (!pw || !pw->pw_uid)
-			return -ENOENT;
-		uid = pw->pw_uid;
-		gid = pw->pw_gid;
-	}
-	w->uid = uid;
-	if (pipe2(pfd, O_CLOEXEC))
-		return -errno;
 	snprintf(dur, sizeof(dur), "%ld", duration_s);
-	w->pid = fork();
-	if (w->pid < 0) {
+	if (f->backend.fd >= 0) {
+		argv[7] = "--cuda-lib";
+		argv[8] = (char *)f->backend.fdpath;
+		pass[np++] = &f->backend;
+	}
+	if (f->inject.fd >= 0) {
+		/* the CUDA driver loads the CUPTI library in cuInit */
+		snprintf(inject, sizeof(inject), "CUDA_INJECTION64_PATH=%s", f->inject.fdpath);
+		add[0] = inject;
+		pass[np++] = &f->inject;
+	}
+	if (pipe2(pfd, O_CLOEXEC)) {
+		err = -errno;
+		snprintf(why, n, "cannot make a pipe: %s", strerror(-err));
+		return err;
+	}
+	envp = spawn_env(environ, drop, add);
+	if (!envp) {
 		close(pfd[0]);
 		close(pfd[1]);
-		return -errno;
+		snprintf(why, n, "out of memory (ENOMEM)");
+		return -ENOMEM;
+	}
+	r.envp = envp;
+	r.stdout_fd = pfd[1];
+	err = spawn_run(&r, &w->pid, why, n);
+	free(envp);
+	close(pfd[1]);
+	if (err) {
+		close(pfd[0]);
+		w->pid = 0;
+		return err;
 	}
 	w->tgid = w->pid;
-	if (!w->pid) {
-		sigset_t none;
-
-		/* the daemon blocks its stop signals (it reads them from a
-		 * signalfd) and ignores SIGPIPE: exec would keep both, and
-		 * kvref would not stop when told to; and it goes when the
-		 * daemon goes, however that dies */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		/* its own group: ^C at the terminal stops the daemon, which
-		 * stops kvref (SIGTERM) and still prints the score */
-		setpgid(0, 0);
-		/* before PR_SET_PDEATHSIG: a change of uid clears it */
-		if (!geteuid() && (setgroups(0, NULL) || setgid(gid) || setuid(uid) ||
-				   !setuid(0)))
-			_exit(127);
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
-			_exit(127);
-		dup2(pfd[1], STDOUT_FILENO);
-		/* the CUDA driver loads the CUPTI library in cuInit */
-		if (inject)
-			setenv("CUDA_INJECTION64_PATH", inject, 1);
-		execl(path, "kvref", "--scenario", scenario, "--duration", dur,
-		      "--backend", backend ? backend : "cpu", (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
+	w->uid = u->uid;
 	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
 	w->fd = pfd[0];
 	return 0;
+}
+
+void wl_files_close(struct wl_files *f)
+{
+	spawn_close(&f->exe);
+	spawn_close(&f->backend);
+	spawn_close(&f->inject);
 }
 
 static void on_line(struct wl *w, const char *line)

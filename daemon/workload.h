@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "classify.h"
+#include "spawn.h"
 
 #define WL_MAX_PHASES 8
 /* whom kvref runs as when the daemon is root */
@@ -48,13 +49,22 @@ struct wl {
 	uint64_t grace_ns;		/* transition time not scored */
 };
 
-/* Start kvref (path) with --scenario, --duration and --backend (NULL: cpu),
- * with CUDA_INJECTION64_PATH=inject unless inject is NULL; its stdout comes
- * back through w->fd.  As WL_USER, without supplementary groups, when we
- * are root.  Returns 0, -ENOENT when we are root and WL_USER does not
- * exist (or is root), or -errno. */
-int wl_start(struct wl *w, const char *path, const char *scenario, long duration_s,
-	     const char *backend, const char *inject);
+/* The files kvref is run from, opened by the daemon (spawn_open): its
+ * executable, and on cuda its CUDA backend and the CUPTI library; fd -1
+ * where there is none. */
+struct wl_files {
+	struct spawn_file exe;
+	struct spawn_file backend;	/* kvref --cuda-lib */
+	struct spawn_file inject;	/* CUDA_INJECTION64_PATH */
+};
+
+/* Start kvref from f->exe as u with --scenario, --duration and --backend
+ * (NULL: cpu); its stdout comes back through w->fd.  Returns 0 once it
+ * runs, or -errno with the reason in why (spawn_run). */
+int wl_start(struct wl *w, const struct wl_files *f, const struct spawn_user *u,
+	     const char *scenario, long duration_s, const char *backend, char *why, size_t n);
+/* Close the files of f (kvref has its own copies once it runs). */
+void wl_files_close(struct wl_files *f);
 /* Read what kvref printed; notes phases, keeps its report, sees EOF. */
 void wl_read(struct wl *w, uint64_t now_ns);
 bool wl_is_workload(const struct wl *w, uint32_t tgid);

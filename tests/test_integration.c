@@ -377,7 +377,7 @@ static void cuda_backend__on_host__logits_equal_cpu_across_swap(void **state)
 	const char *p;
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "KVREF_CUDA_LIB=%s/tests/kvref_cuda_emu.so %s/kvref --backend cuda --check 2>&1",
+	snprintf(cmd, sizeof(cmd), "'%s/kvref' --backend cuda --cuda-lib '%s/tests/kvref_cuda_emu.so' --check 2>&1",
 		 build, build);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	p = strstr(out, "check: cuda vs cpu: ");
@@ -391,8 +391,9 @@ static void cuda_backend__on_host__logits_equal_cpu_across_swap(void **state)
 
 static void cuda_backend__on_host__kv_pool_gpu_under_daemon(void **state)
 {
-	const char *extra[] = { "--workload", "normal", "--workload-backend", "cuda", NULL };
 	char lib[300], cupti[300];
+	const char *extra[] = { "--workload", "normal", "--workload-backend", "cuda",
+				"--workload-cuda-lib", lib, NULL };
 	struct daemon d;
 	struct table t;
 	int r, gpu_pool = 0, host_pool = 0;
@@ -404,9 +405,7 @@ static void cuda_backend__on_host__kv_pool_gpu_under_daemon(void **state)
 		fprintf(stderr, "no CUPTI library (no CUDA toolkit): skipped\n");
 		skip();
 	}
-	setenv("KVREF_CUDA_LIB", lib, 1);	/* the daemon's kvref inherits it */
 	daemon_start(&d, "cudaemu", 6, extra);
-	unsetenv("KVREF_CUDA_LIB");
 	assert_int_equal(daemon_wait(&d), 0);
 	check_summary(&d, true);
 	/* kvref's own probes and the CUPTI library's carry genuine values */
@@ -819,6 +818,62 @@ static void workload__kvref__runs_as_nobody_without_daemon_fds(void **state)
 	assert_int_equal(daemon_wait(&d), 0);
 }
 
+/* Copy build/name into dir, as root's 0755. */
+static void copy_built(const char *dir, const char *name)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd), "install -m 0755 '%s/%s' '%s/%s'", build, name, dir, name);
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
+}
+
+/*
+ * A build nobody cannot reach, as a checkout in a 0700 home directory (and
+ * a path with spaces): the daemon opens kvref as root and hands it over as
+ * a descriptor, so kvref still runs, as nobody, and its probes are read.
+ * Where kvref's own mode bars nobody, one line names the file, the user
+ * and the errno, and the daemon exits 1.
+ */
+static void workload__build_in_0700_dir__kvref_runs_as_nobody(void **state)
+{
+	const char *extra[] = { "--workload", "normal", NULL };
+	char home[400], dir[500], cmd[1600], out[2048], want[700];
+	struct daemon d;
+	struct table t;
+	int r, kv = 0;
+
+	need_root(state);
+	snprintf(home, sizeof(home), "%s/private home", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/cache scope build", home);
+	assert_int_equal(mkdir(home, 0700), 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	copy_built(dir, "cachescoped");
+	copy_built(dir, "kvref");
+	/* nobody cannot even see it */
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid=nobody --regid=nogroup --clear-groups "
+		 "test -x '%s/kvref'", dir);
+	assert_int_not_equal(run_cmd(cmd, NULL, 0), 0);
+
+	harness_daemon_dir = dir;
+	daemon_start(&d, "wl-0700", 6, extra);
+	harness_daemon_dir = NULL;
+	assert_int_equal(daemon_wait(&d), 0);
+	assert_int_equal(count_in_file(d.out, "workload report (kvref):"), 1);
+	assert_int_equal(count_in_file(d.out, "error"), 0);
+	table_read(&t, d.csv);
+	for (r = 0; r < t.nrows; r++)
+		kv += !strcmp(cell(&t, r, "scope"), "workload") && !strcmp(cell(&t, r, "key"), "kv-pool");
+	assert_true(kv > 0);		/* kvref's USDT probes fired */
+
+	snprintf(cmd, sizeof(cmd), "chmod 0700 '%s/kvref' && '%s/cachescoped' --workload normal "
+		 "--duration 5 --socket none --top 0 2>&1", dir, dir);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "cachescoped: error: cannot run %s/kvref as nobody: it is not "
+		 "executable by nobody (mode 0700, owner uid 0) (EACCES)\n", dir);
+	if (strcmp(out, want))
+		fail_msg("expected one line '%s', got '%s'", want, out);
+}
+
 /* Whether the file at path holds the byte c. */
 static bool file_has_byte(const char *path, int c)
 {
@@ -1018,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(sampling__auto_past_budget__shift_raised_estimates_hold),
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
 		cmocka_unit_test(workload__kvref__runs_as_nobody_without_daemon_fds),
+		cmocka_unit_test(workload__build_in_0700_dir__kvref_runs_as_nobody),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
 		cmocka_unit_test(terminal__comm_with_escape__shown_escaped),
 		cmocka_unit_test_teardown(csv__disk_full__rows_kept_tracing_goes_on, full_unmount),

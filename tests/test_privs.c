@@ -114,6 +114,54 @@ static void privs_check_file__missing_or_directory__refused(void **state)
 	assert_string_equal(why, "not a regular file");
 }
 
+/* What was opened is what is checked: a name swapped for a writable file
+ * after the open does not change the verdict on the descriptor. */
+static void privs_check_opened__name_swapped_after_open__checks_the_fd(void **state)
+{
+	const char *why = NULL;
+	char path[256], other[256];
+	int fd;
+
+	(void)state;
+	make_file(path, sizeof(path), NULL, "opened", 0755);
+	make_file(other, sizeof(other), NULL, "swapped-in", 0777);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(rename(other, path), 0);
+	assert_int_equal(privs_check_opened(fd, path, &why), 0);
+	assert_int_equal(privs_check_file(path, &why), -EPERM);
+	assert_string_equal(why, "writable by group or others");
+	close(fd);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(privs_check_opened(fd, path, &why), -EPERM);
+	close(fd);
+}
+
+/* The kernel's order of classes: the owner's bits decide for the owner
+ * even when others may, then the group's, then others'. */
+static void privs_user_may__owner_group_others__first_class_decides(void **state)
+{
+	struct stat st = { .st_uid = 0, .st_gid = 0, .st_mode = S_IFREG | 0755 };
+
+	(void)state;
+	assert_true(privs_user_may(&st, 65534, 65534, X_OK));
+	assert_true(privs_user_may(&st, 65534, 65534, R_OK | X_OK));
+	st.st_mode = S_IFREG | 0711;
+	assert_true(privs_user_may(&st, 65534, 65534, X_OK));
+	assert_false(privs_user_may(&st, 65534, 65534, R_OK));
+	st.st_mode = S_IFREG | 0700;
+	assert_false(privs_user_may(&st, 65534, 65534, X_OK));
+	st.st_mode = S_IFREG | 0750;
+	st.st_gid = 65534;
+	assert_true(privs_user_may(&st, 65534, 65534, R_OK | X_OK));
+	st.st_mode = S_IFREG | 0705;	/* of its group: others' bits do not help */
+	assert_false(privs_user_may(&st, 1000, 65534, R_OK));
+	st.st_uid = 1000;
+	st.st_mode = S_IFREG | 0075;	/* the owner: its own bits only */
+	assert_false(privs_user_may(&st, 1000, 1000, R_OK));
+}
+
 static void privs_dir_writable__by_mode_not_capabilities(void **state)
 {
 	char path[256], sub[256];
@@ -243,6 +291,8 @@ int main(void)
 		cmocka_unit_test(privs_check_file__directory_writable_by_others__refused),
 		cmocka_unit_test(privs_check_file__not_root_owned__refused),
 		cmocka_unit_test(privs_check_file__missing_or_directory__refused),
+		cmocka_unit_test(privs_check_opened__name_swapped_after_open__checks_the_fd),
+		cmocka_unit_test(privs_user_may__owner_group_others__first_class_decides),
 		cmocka_unit_test(privs_dir_writable__by_mode_not_capabilities),
 		cmocka_unit_test(privs_drop__keep_kill__only_kill_everywhere_and_no_new_privs),
 		cmocka_unit_test(privs_drop__keep_nothing__no_capability),

@@ -53,6 +53,7 @@ bool socket_up(const char *path)
  * arguments; return once the control socket answers (programs attached). */
 bool harness_exact_keys;
 const char *harness_sample;
+const char *harness_daemon_dir;
 
 void daemon_start(struct daemon *d, const char *name, int duration,
 			 const char *const *extra)
@@ -65,7 +66,7 @@ void daemon_start(struct daemon *d, const char *name, int duration,
 	snprintf(d->sock, sizeof(d->sock), "%s/%s.sock", tmpdir, name);
 	snprintf(d->out, sizeof(d->out), "%s/%s.out", tmpdir, name);
 	snprintf(dur, sizeof(dur), "%d", duration);
-	snprintf(bin, sizeof(bin), "%s/cachescoped", build);
+	snprintf(bin, sizeof(bin), "%s/cachescoped", harness_daemon_dir ? harness_daemon_dir : build);
 	argv[i++] = bin;
 	argv[i++] = "--duration";
 	argv[i++] = dur;
@@ -428,7 +429,7 @@ int harness_teardown(void **state)
 	(void)state;
 	if (getenv("CS_KEEP_TMP"))
 		return 0;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", tmpdir, datadir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", tmpdir, datadir);
 	return system(cmd);
 }
 

@@ -54,6 +54,9 @@ extern bool harness_exact_keys;
 /* Set: daemons run with --sample VALUE ("1": every slab object tracked,
  * for tests that count events exactly); NULL: the daemon's default. */
 extern const char *harness_sample;
+/* Set: daemons are run from this directory instead of the build folder
+ * (a copy of the build somewhere else). */
+extern const char *harness_daemon_dir;
 /* The summary line must balance: produced = consumed + dropped. */
 void check_summary(const struct daemon *d, bool want_no_drops);
 int count_in_file(const char *path, const char *needle);

@@ -43,6 +43,8 @@ static void usage(FILE *out)
 		"  --backend NAME      cpu (default) or cuda: weights, KV block pool and forward\n"
 		"                      pass on GPU 0, from " CUDA_LIB " beside kvref (built by make\n"
 		"                      where nvcc exists)\n"
+		"  --cuda-lib FILE     the CUDA backend to load instead of " CUDA_LIB " beside kvref\n"
+		"                      (a /proc/self/fd/N path: one cachescoped opened for it)\n"
 		"  --check             instead of serving: run the same token streams through the\n"
 		"                      chosen backend and the CPU one, blocks swapped out and back\n"
 		"                      in between, and compare every logit (exit 1 if they differ)\n"
@@ -61,18 +63,35 @@ static int parse_long(const char *opt, const char *arg, long min, long max, long
 	return 0;
 }
 
-/* Opens the CUDA backend from CUDA_LIB in kvref's own directory. */
-static int open_cuda(const struct kv_model *m, struct kv_backend *b, void **dl)
+/* What to call a library in a message: the file a /proc/self/fd/N path
+ * stands for (cachescoped hands its files over as descriptors), or the
+ * path itself. */
+static const char *lib_name(const char *path, char *buf, size_t n)
 {
-	char path[4096], why[256] = "";
+	ssize_t len;
+
+	if (strncmp(path, "/proc/self/fd/", 14))
+		return path;
+	len = readlink(path, buf, n - 1);
+	if (len <= 0)
+		return path;
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Opens the CUDA backend: lib (--cuda-lib), else CUDA_LIB in kvref's own
+ * directory. */
+static int open_cuda(const struct kv_model *m, struct kv_backend *b, void **dl, const char *lib)
+{
+	char path[4096], why[256] = "", name[4096];
+	const char *inject = getenv("CUDA_INJECTION64_PATH");
 	kvref_cuda_open_fn *fn;
 	ssize_t n;
 	char *slash;
 	int err;
 
-	if (getenv("KVREF_CUDA_LIB")) {
-		/* the tests run the backend on the host (tests/helpers/fakecuda) */
-		snprintf(path, sizeof(path), "%s", getenv("KVREF_CUDA_LIB"));
+	if (lib) {
+		snprintf(path, sizeof(path), "%s", lib);
 	} else {
 		n = readlink("/proc/self/exe", path, sizeof(path) - sizeof(CUDA_LIB) - 1);
 		if (n <= 0 || !(slash = memrchr(path, '/', (size_t)n))) {
@@ -81,15 +100,22 @@ static int open_cuda(const struct kv_model *m, struct kv_backend *b, void **dl)
 		}
 		strcpy(slash + 1, CUDA_LIB);
 	}
+	/* the driver loads it in cuInit and says nothing when it cannot */
+	if (inject && access(inject, R_OK)) {
+		fprintf(stderr, "kvref: cannot read the CUPTI library %s (CUDA_INJECTION64_PATH) as uid %u: %s\n",
+			lib_name(inject, name, sizeof(name)), (unsigned int)getuid(), strerror(errno));
+		return -errno;
+	}
 	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!*dl) {
 		fprintf(stderr, "kvref: --backend cuda needs %s (built by make where nvcc exists): %s\n",
-			path, dlerror());
+			lib_name(path, name, sizeof(name)), dlerror());
 		return -ENOENT;
 	}
 	fn = (kvref_cuda_open_fn *)dlsym(*dl, KVREF_CUDA_OPEN);
 	if (!fn) {
-		fprintf(stderr, "kvref: %s has no %s\n", path, KVREF_CUDA_OPEN);
+		fprintf(stderr, "kvref: %s has no %s\n", lib_name(path, name, sizeof(name)),
+			KVREF_CUDA_OPEN);
 		return -ENOENT;
 	}
 	err = fn(m, b, why, sizeof(why));
@@ -227,6 +253,7 @@ int main(int argc, char **argv)
 		{ "model", required_argument, NULL, 'm' },
 		{ "save-model", required_argument, NULL, 'M' },
 		{ "backend", required_argument, NULL, 'k' },
+		{ "cuda-lib", required_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -237,7 +264,7 @@ int main(int argc, char **argv)
 		.scenario = SC_NORMAL, .duration_s = 10, .workers = 2,
 		.kv_blocks = 512, .block_size = 16, .swap_dir = "/var/tmp", .seed = 1,
 	};
-	const char *model_path = NULL, *save_path = NULL;
+	const char *model_path = NULL, *save_path = NULL, *cuda_lib = NULL;
 	struct kv_backend be;
 	bool cuda = false, check = false;
 	void *dl = NULL;
@@ -306,6 +333,9 @@ int main(int argc, char **argv)
 			}
 			cuda = !strcmp(optarg, "cuda");
 			break;
+		case 'L':
+			cuda_lib = optarg;
+			break;
 		case 'c':
 			check = true;
 			break;
@@ -352,7 +382,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (cuda) {
-		err = open_cuda(&m, &be, &dl);
+		err = open_cuda(&m, &be, &dl, cuda_lib);
 		if (err) {
 			model_release(&m);
 			return 1;
