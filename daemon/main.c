@@ -693,10 +693,12 @@ static int open_workload_files(struct daemon *d, const char *kvref, const struct
 	int err;
 
 	err = spawn_open(&f->exe, kvref, u, X_OK, why, sizeof(why));
-	if (err) {
+	if (err == -EPERM)
+		log_err("refusing to run %s: %s", kvref, why);
+	else if (err)
 		log_err("cannot run %s as %s: %s", kvref, u->name, why);
+	if (err)
 		return err;
-	}
 	if (!d->env.workload_backend || strcmp(d->env.workload_backend, "cuda"))
 		return 0;
 	if (!d->gpu_lib[0]) {
@@ -712,7 +714,9 @@ static int open_workload_files(struct daemon *d, const char *kvref, const struct
 		what = d->gpu_lib;
 		err = spawn_open(&f->inject, d->gpu_lib, u, R_OK, why, sizeof(why));
 	}
-	if (err)
+	if (err == -EPERM)
+		log_err("refusing to hand %s to kvref: %s", what, why);
+	else if (err)
 		log_err("cannot hand %s to kvref as %s: %s", what, u->name, why);
 	return err;
 }
