@@ -1,13 +1,18 @@
 # cachescope build.  One output folder (build/), V=1 for the full commands.
 #
-#   make          build everything into build/
-#   make deps     install missing Debian packages (as root)
-#   make test     deps, build, then every test, and the unit tests again
-#                 under ASan+UBSan (built into build-asan/)
+#   make          the programs: cachescoped, cachescope, kvref, and where the
+#                 CUDA toolkit is, libcachescope_cupti.so and kvref_cuda.so
+#   make tests    the test, helper and benchmark binaries as well
+#   make deps     install the Debian packages building and running need
+#                 (as root; tools/deps.sh build)
+#   make test     deps and the tests' own packages (tools/deps.sh build test),
+#                 build, then every test, and the unit tests again under
+#                 ASan+UBSan (built into build-asan/)
 #   make unit-asan  only the unit tests under ASan+UBSan
 #   make fuzz     build the libFuzzer harnesses of tests/fuzz/ into build-fuzz/
 #                 and run each FUZZ_TIME seconds (default 60) on its seeds
-#   make run      deps, build, then the demo (BACKEND=cuda: kvref on the GPU)
+#   make run      deps, the programs, then the demo (BACKEND=cuda: kvref on
+#                 the GPU)
 #   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 #   make install  the daemon, CLI, kvref, libraries, man pages, systemd unit
 #                 and Grafana dashboard under $(DESTDIR)$(PREFIX) (default
@@ -96,18 +101,26 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit unit-bins unit-asan fuzz fuzz-bins integration run vmlinux \
-	clean check-arch install uninstall FORCE
+.PHONY: all tests deps test-deps test unit unit-bins unit-asan fuzz fuzz-bins integration run \
+	vmlinux clean check-arch install uninstall FORCE
 
-all: $(BINS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
+# what an operator builds, installs and runs: nothing here needs cmocka
+PROGS := $(BINS) $(filter %.so,$(CUPTI_BINS)) $(CUDA_BINS)
+
+all: $(PROGS)
+
+tests: $(PROGS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
 	$(OUTPUT)/tests/helpers/leakclose.so \
-	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS) $(CUDA_BINS)
+	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS)
 
 check-arch:
 	@test -f $(VMLINUX) || { echo "cachescope: no $(VMLINUX) for $$(uname -m); run 'make vmlinux' on a kernel with BTF" >&2; exit 1; }
 
 deps:
-	$(Q)./tools/deps.sh
+	$(Q)./tools/deps.sh build
+
+test-deps:
+	$(Q)./tools/deps.sh build test
 
 vmlinux:
 	$(call msg,GEN,$(VMLINUX))
@@ -416,8 +429,8 @@ integration: $(BINS) $(INTEG_BINS) $(HELPER_BINS) $(OUTPUT)/bench/slabload $(OUT
 
 # set-up first, then build, then run: a fresh machine needs the packages
 # before make can even compile
-test: deps
-	$(Q)$(MAKE) --no-print-directory all
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) CFLAGS='$(SAN_CFLAGS)' unit-bins
 	$(Q)CS_SAN_BUILD=$(SAN_OUTPUT) ./tests/run.sh all
 

@@ -18,7 +18,7 @@ R=${2:-3}
 PORT=${NGINX_BENCH_PORT:-18932}
 [ "$(id -u)" = 0 ] || { echo "nginx.sh: needs root" >&2; exit 1; }
 for c in nginx wrk; do
-	command -v $c >/dev/null 2>&1 || { echo "nginx.sh: no $c (make deps)" >&2; exit 1; }
+	command -v $c >/dev/null 2>&1 || { echo "nginx.sh: no $c (make test-deps)" >&2; exit 1; }
 done
 have_bt=0
 command -v bpftrace >/dev/null 2>&1 && have_bt=1

@@ -21,7 +21,7 @@ OUT=$(mktemp -d /tmp/cs-scrape.XXXXXX)
 trap 'kill $D 2>/dev/null; rm -rf "$OUT"' EXIT
 
 [ "$(id -u)" = 0 ] || { echo "scrape.sh: needs root (cachescoped loads BPF programs)" >&2; exit 1; }
-command -v curl >/dev/null || { echo "scrape.sh: needs curl (make deps)" >&2; exit 1; }
+command -v curl >/dev/null || { echo "scrape.sh: needs curl (make test-deps)" >&2; exit 1; }
 
 "$B/cachescoped" --workload leak --duration 40 --metrics-addr 127.0.0.1:$PORT \
 	--socket "$SOCK" --top 0 > "$OUT/daemon.txt" 2>&1 &

@@ -52,7 +52,7 @@ static void need_tool(void **state, const char *tool)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null", tool);
 	if (run_cmd(cmd, NULL, 0)) {
-		fprintf(stderr, "%s is not installed (make deps): skipped\n", tool);
+		fprintf(stderr, "%s is not installed (make test-deps): skipped\n", tool);
 		skip();
 	}
 }

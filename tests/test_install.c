@@ -60,7 +60,7 @@ static bool have(const char *tool)
 static void need(const char *tool)
 {
 	if (!have(tool)) {
-		fprintf(stderr, "%s not installed (make deps): skipped\n", tool);
+		fprintf(stderr, "%s not installed (make test-deps): skipped\n", tool);
 		skip();
 	}
 }

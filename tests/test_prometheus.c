@@ -65,7 +65,7 @@ static void need_tools(void **state, const char *const *tools)
 	need_root(state);
 	for (; *tools; tools++) {
 		if (!have(*tools)) {
-			fprintf(stderr, "%s not installed (make deps): skipped\n", *tools);
+			fprintf(stderr, "%s not installed (make test-deps): skipped\n", *tools);
 			skip();
 		}
 	}

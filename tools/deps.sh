@@ -1,19 +1,40 @@
 #!/bin/sh
 # Install the Debian packages cachescope needs, when some are missing.
+#
+#   tools/deps.sh [build] [test]
+#
+# build (make deps, make run, the default): what building the programs
+# and running them need -- the compilers (g++ is also nvcc's host
+# compiler), libbpf, bpftool (the skeleton), libelf, zlib, libcap,
+# systemtap-sdt-dev (kvref's USDT probes), libmicrohttpd (--metrics-addr)
+# and json-c (the JSON answers of the daemon and the CLI).
+# test (make test): what only the tests need -- cmocka; the software the
+# label tests run as traffic (stress-ng, nginx-light, wrk); curl and
+# prometheus (promtool and a server) for the metrics tests; jq and
+# util-linux (setpriv) for the CLI tests; chromium, libxml2-utils
+# (xmllint) and python3-pil for the test of cachescope plot's SVG;
+# systemd (systemd-analyze), mandoc, groff-base and python3 for the
+# install test.  The benchmarks' peers (bpftrace, python3-sklearn) are
+# installed by neither: bench/README.md says so.
+#
 # As root: apt-get update once, then apt-get install -y the missing ones.
 # Not root: one line saying what to install, exit 1.
-# libmicrohttpd-dev: the daemon's --metrics-addr; curl and prometheus (its
-# promtool and server): the metrics tests only.  libjson-c-dev: the JSON
-# answers of the daemon and the CLI; jq and setpriv (util-linux): the CLI
-# tests.  chromium, libxml2-utils (xmllint) and python3-pil: the test of
-# cachescope plot's SVG only.  systemd (systemd-analyze), mandoc,
-# groff-base, util-linux (setpriv, unshare), python3: the install test only.
 set -eu
 
-PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-libcmocka-dev libcap-dev systemtap-sdt-dev pkg-config libc6-dev stress-ng nginx-light wrk
-libmicrohttpd-dev curl prometheus libjson-c-dev jq util-linux chromium libxml2-utils python3-pil
-systemd mandoc groff-base python3"
+BUILD="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev
+systemtap-sdt-dev pkg-config libc6-dev libmicrohttpd-dev libjson-c-dev"
+TEST="libcmocka-dev stress-ng nginx-light wrk curl prometheus jq util-linux chromium
+libxml2-utils python3-pil systemd mandoc groff-base python3"
+
+[ $# -gt 0 ] || set -- build
+PKGS="" how="sudo make deps"
+for set in "$@"; do
+	case "$set" in
+	build) PKGS="$PKGS $BUILD" ;;
+	test) PKGS="$PKGS $TEST" how="sudo make test" ;;
+	*) echo "cachescope: deps.sh: unknown set '$set': expected build or test" >&2; exit 2 ;;
+	esac
+done
 
 missing=""
 for p in $PKGS; do
@@ -24,7 +45,7 @@ done
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
-	echo "cachescope: missing packages:$missing (run 'sudo make deps' or: sudo apt-get install$missing)" >&2
+	echo "cachescope: missing packages:$missing (run '$how' or: sudo apt-get install$missing)" >&2
 	exit 1
 fi
 echo "cachescope: installing$missing"
