@@ -52,6 +52,16 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLIN
 
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
+# The core: the modules that turn records or CSV rows into windows, rows,
+# features, labels, clusters and their outputs, with no BPF, no privileges
+# and no log.  One archive linked by the daemon, the CLI (its offline
+# verbs), the tests and the benchmarks alike: the linker takes what each uses.
+CORE_MODS := event window history stats topk features classify analysis report csv csvread \
+	rowcsv rows strutil kstate cgroup
+CORE_OBJS := $(CORE_MODS:%=$(OUTPUT)/daemon/%.o) $(OUTPUT)/cluster/dbscan.o
+CORE_LIB := $(OUTPUT)/libcscore.a
+# the window table, as the fuzzers compile it from source
+WINDOW_SRCS := daemon/window.c daemon/history.c daemon/stats.c daemon/topk.c
 
 UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn
@@ -171,7 +181,12 @@ $(OUTPUT)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CS_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/cachescoped: $(DAEMON_OBJS) $(OUTPUT)/cluster/dbscan.o
+$(CORE_LIB): $(CORE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(OUTPUT)/cachescoped: $(filter-out $(CORE_OBJS),$(DAEMON_OBJS)) $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -182,58 +197,48 @@ $(OUTPUT)/kvref: $(KVREF_OBJS)
 
 # the CLI escapes what it prints with the daemon's helper; its offline verbs
 # (cluster, plot) run the daemon's features, rules and DBSCAN over CSV
-OFFLINE_OBJS := $(addprefix $(OUTPUT)/,tools/offline.o tools/svg.o daemon/csvread.o daemon/report.o \
-	daemon/analysis.o daemon/features.o daemon/classify.o daemon/window.o cluster/dbscan.o)
-$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OFFLINE_OBJS) \
-	$(OUTPUT)/daemon/strutil.o
+OFFLINE_OBJS := $(OUTPUT)/tools/offline.o $(OUTPUT)/tools/svg.o $(CORE_LIB)
+$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OFFLINE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(JSONC_LIBS) -lm -o $@
 
-# ---- tests: one binary per module, linked with that module alone ----
+# ---- tests: one binary per module, linked with it (or, for the core's
+# modules, the core library, of which the linker takes what the test uses) ----
 
-$(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o $(OUTPUT)/daemon/metrics.o \
-	$(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o \
+	$(OUTPUT)/daemon/metrics.o $(CORE_LIB)
 $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/metrics.o
-$(OUTPUT)/tests/test_status: $(OUTPUT)/tests/test_status.o $(OUTPUT)/daemon/status.o \
-	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_status: $(OUTPUT)/tests/test_status.o $(OUTPUT)/daemon/status.o $(CORE_LIB)
 $(OUTPUT)/tests/test_paths: $(OUTPUT)/tests/test_paths.o $(OUTPUT)/daemon/paths.o
 $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
-$(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o
-$(OUTPUT)/tests/test_csvread: $(OUTPUT)/tests/test_csvread.o $(OUTPUT)/daemon/csvread.o \
-	$(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o
-$(OUTPUT)/tests/test_offline: $(OUTPUT)/tests/test_offline.o $(OFFLINE_OBJS) $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(CORE_LIB)
+$(OUTPUT)/tests/test_csvread: $(OUTPUT)/tests/test_csvread.o $(CORE_LIB)
+$(OUTPUT)/tests/test_offline: $(OUTPUT)/tests/test_offline.o $(OFFLINE_OBJS)
 $(OUTPUT)/tests/test_offline: TEST_LDLIBS := $(JSONC_LIBS) -lm
-$(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(OUTPUT)/daemon/strutil.o
-$(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(OUTPUT)/daemon/report.o \
-	$(OUTPUT)/daemon/classify.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_strutil: $(OUTPUT)/tests/test_strutil.o $(CORE_LIB)
+$(OUTPUT)/tests/test_report: $(OUTPUT)/tests/test_report.o $(CORE_LIB)
 $(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
-$(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(OUTPUT)/daemon/rows.o
+$(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(CORE_LIB)
 $(OUTPUT)/tests/test_rows: TEST_LDLIBS := -lz
-$(OUTPUT)/tests/test_rowcsv: $(OUTPUT)/tests/test_rowcsv.o $(OUTPUT)/daemon/rowcsv.o \
-	$(OUTPUT)/daemon/csv.o $(OUTPUT)/daemon/strutil.o $(OUTPUT)/daemon/cgroup.o \
-	$(OUTPUT)/daemon/kstate.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/classify.o
+$(OUTPUT)/tests/test_rowcsv: $(OUTPUT)/tests/test_rowcsv.o $(CORE_LIB)
 $(OUTPUT)/tests/test_summary: $(OUTPUT)/tests/test_summary.o $(OUTPUT)/daemon/summary.o \
-	$(OUTPUT)/daemon/analysis.o $(OUTPUT)/daemon/features.o $(OUTPUT)/daemon/classify.o \
-	$(OUTPUT)/cluster/dbscan.o $(OUTPUT)/daemon/window.o $(OUTPUT)/daemon/report.o \
-	$(OUTPUT)/daemon/strutil.o $(OUTPUT)/daemon/log.o
+	$(OUTPUT)/daemon/log.o $(CORE_LIB)
 $(OUTPUT)/tests/test_summary: TEST_LDLIBS := $(JSONC_LIBS)
-$(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(CORE_LIB)
 $(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
-$(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(OUTPUT)/daemon/cgroup.o
+$(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(CORE_LIB)
 $(OUTPUT)/tests/test_ptree: $(OUTPUT)/tests/test_ptree.o $(OUTPUT)/daemon/ptree.o
-$(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(OUTPUT)/daemon/event.o
+$(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(CORE_LIB)
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
 	$(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_spawn: $(OUTPUT)/tests/test_spawn.o $(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o
-$(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(OUTPUT)/daemon/window.o
-$(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(OUTPUT)/cluster/dbscan.o
-$(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(OUTPUT)/daemon/features.o
-$(OUTPUT)/tests/test_classify: $(OUTPUT)/tests/test_classify.o $(OUTPUT)/daemon/classify.o
-$(OUTPUT)/tests/test_analysis: $(OUTPUT)/tests/test_analysis.o $(OUTPUT)/daemon/analysis.o \
-	$(OUTPUT)/daemon/features.o $(OUTPUT)/daemon/classify.o $(OUTPUT)/cluster/dbscan.o \
-	$(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(CORE_LIB)
+$(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(CORE_LIB)
+$(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(CORE_LIB)
+$(OUTPUT)/tests/test_classify: $(OUTPUT)/tests/test_classify.o $(CORE_LIB)
+$(OUTPUT)/tests/test_analysis: $(OUTPUT)/tests/test_analysis.o $(CORE_LIB)
 $(OUTPUT)/tests/test_kvref: $(OUTPUT)/tests/test_kvref.o $(OUTPUT)/tools/kvref/model.o \
 	$(OUTPUT)/tools/kvref/kvcache.o
 $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o $(OUTPUT)/tests/helpers/harness.o
@@ -246,8 +251,7 @@ $(OUTPUT)/tests/test_scope: $(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/helpers
 $(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o
 $(OUTPUT)/tests/test_cli_live: $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_install: $(OUTPUT)/tests/test_install.o $(OUTPUT)/tests/helpers/harness.o
-$(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(OUTPUT)/daemon/kstate.o \
-	$(OUTPUT)/daemon/window.o
+$(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(CORE_LIB)
 
 # the CUDA backend's kernels, run on the host by tests/helpers/cuda_emu.h:
 # no CUDA needed
@@ -272,9 +276,8 @@ $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
 
-$(OUTPUT)/bench/dbscan: $(OUTPUT)/cluster/dbscan.o
-$(OUTPUT)/bench/nearest: $(OUTPUT)/daemon/analysis.o $(OUTPUT)/daemon/features.o \
-	$(OUTPUT)/daemon/classify.o $(OUTPUT)/cluster/dbscan.o $(OUTPUT)/daemon/strutil.o
+$(OUTPUT)/bench/dbscan: $(CORE_LIB)
+$(OUTPUT)/bench/nearest: $(CORE_LIB)
 $(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lm -lpthread -o $@
@@ -370,7 +373,7 @@ FUZZ_HDRS := $(wildcard bpf/*.h daemon/*.h cluster/*.h tools/kvref/*.h cuda/*.h 
 FUZZERS :=
 
 FUZZERS += ingest
-$(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c daemon/window.c \
+$(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c $(WINDOW_SRCS) \
 	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c \
 	daemon/report.c
 FUZZ_EXTRA_fuzz_ingest := -lm $(JSONC_LIBS)
@@ -399,13 +402,13 @@ FUZZ_EXTRA_fuzz_cupti := -D_GNU_SOURCE -I$(CUDA)/include -L$(CUPTI_LIBDIR) -lcup
 endif
 # the daemon's ingest of kv and gpu probe records (bounds, the kv queue)
 FUZZERS += usdt
-$(FUZZ_OUT)/fuzz_usdt: tests/fuzz/fuzz_usdt.c daemon/window.c
+$(FUZZ_OUT)/fuzz_usdt: tests/fuzz/fuzz_usdt.c $(WINDOW_SRCS)
 FUZZ_EXTRA_fuzz_usdt := -D_GNU_SOURCE -lm
 
 # the control protocol's request lines and error answers (report.c)
 FUZZERS += request
 $(FUZZ_OUT)/fuzz_request: tests/fuzz/fuzz_request.c daemon/report.c daemon/classify.c \
-	daemon/window.c daemon/strutil.c
+	$(WINDOW_SRCS) daemon/strutil.c
 FUZZ_EXTRA_fuzz_request := -lm $(JSONC_LIBS)
 
 # libFuzzer harness of the control protocol's requests (make fuzz)

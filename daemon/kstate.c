@@ -6,13 +6,14 @@
  * caches (the kmalloc variants of one size) add up sample by sample.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "kstate.h"
-#include "window.h"
+#include "stats.h"
 
 #define KCACHE_NAME 40
 
@@ -343,7 +344,7 @@ int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
 		t = x[j], x[j] = x[n - 1 - j], x[n - 1 - j] = t;
 		t = y[j], y[j] = y[n - 1 - j], y[n - 1 - j] = t;
 	}
-	*per_s = slope(x, y, n);
+	*per_s = stats_slope(x, y, n);
 	*got_s = x[n - 1] - x[0];
 	return 0;
 }

@@ -67,203 +67,6 @@ const char *domain_name(int domain)
 	}
 }
 
-/* ---- small statistics ---- */
-
-void topk_add_n(struct topk *t, uint64_t val, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < t->n; i++) {
-		if (t->val[i] == val) {
-			t->cnt[i] += n;
-			return;
-		}
-	}
-	if (t->n < TOPK_SLOTS) {
-		t->val[t->n] = val;
-		t->cnt[t->n++] = n;
-		return;
-	}
-	t->other += n;
-}
-
-void topk_add(struct topk *t, uint64_t val)
-{
-	topk_add_n(t, val, 1);
-}
-
-uint64_t topk_total(const struct topk *t)
-{
-	uint64_t sum = t->other;
-	uint32_t i;
-
-	for (i = 0; i < t->n; i++)
-		sum += t->cnt[i];
-	return sum;
-}
-
-uint64_t topk_argmax(const struct topk *t)
-{
-	uint32_t i, m = 0;
-	uint64_t v = 0;
-
-	for (i = 0; i < t->n; i++) {
-		if (t->cnt[i] > m) {
-			m = t->cnt[i];
-			v = t->val[i];
-		}
-	}
-	return v;
-}
-
-uint32_t topk_max(const struct topk *t)
-{
-	uint32_t i, m = 0;
-
-	for (i = 0; i < t->n; i++)
-		if (t->cnt[i] > m)
-			m = t->cnt[i];
-	return m;
-}
-
-/* Shannon entropy in bits.  Values past the first TOPK_SLOTS are spread
- * over as many singletons, which bounds the entropy from above. */
-double topk_entropy(const struct topk *t)
-{
-	double total = (double)topk_total(t), h = 0, p;
-	uint32_t i;
-
-	if (total <= 0)
-		return 0;
-	for (i = 0; i < t->n; i++) {
-		p = t->cnt[i] / total;
-		h -= p * log2(p);
-	}
-	if (t->other) {
-		p = 1.0 / total;
-		h -= (double)t->other * p * log2(p);
-	}
-	return h;
-}
-
-unsigned int hist_bucket(uint64_t v)
-{
-	return v ? 63 - __builtin_clzll(v) : 0;
-}
-
-/* Percentile q in [0,1] of a log2 histogram, interpolated linearly inside
- * the bucket [2^b, 2^(b+1)).  Returns 0 for an empty histogram. */
-uint64_t hist_percentile(const uint32_t *hist, double q)
-{
-	uint64_t total = 0, seen = 0, lo, width, off;
-	double rank, frac;
-	unsigned int b;
-
-	for (b = 0; b < HIST_BUCKETS; b++)
-		total += hist[b];
-	if (!total)
-		return 0;
-	rank = q * (double)total;
-	for (b = 0; b < HIST_BUCKETS; b++) {
-		if (!hist[b])
-			continue;
-		if ((double)(seen + hist[b]) >= rank) {
-			lo = b ? 1ull << b : 0;
-			width = b ? 1ull << b : 2;
-			frac = (rank - (double)seen) / hist[b];
-			off = frac > 0 ? (uint64_t)(frac * (double)width) : 0;
-			return lo + (off < width ? off : width - 1);
-		}
-		seen += hist[b];
-	}
-	return 1ull << 63;
-}
-
-double slope(const double *x, const double *y, unsigned int n)
-{
-	double mx = 0, my = 0, sxx = 0, sxy = 0;
-	unsigned int i;
-
-	if (n < 2)
-		return 0;
-	for (i = 0; i < n; i++) {
-		mx += x[i];
-		my += y[i];
-	}
-	mx /= n;
-	my /= n;
-	for (i = 0; i < n; i++) {
-		sxx += (x[i] - mx) * (x[i] - mx);
-		sxy += (x[i] - mx) * (y[i] - my);
-	}
-	return sxx > 0 ? sxy / sxx : 0;
-}
-
-/* ---- live objects by age ---- */
-
-static void cohort_advance(struct acc *a, uint64_t c)
-{
-	if (c <= a->cohort_head)
-		return;
-	if (c - a->cohort_head >= AGE_COHORTS) {
-		uint32_t i;
-
-		for (i = 0; i < AGE_COHORTS; i++) {
-			a->cohort_older += a->cohort[i];
-			a->tcohort_older += a->tcohort[i];
-			a->cohort[i] = a->tcohort[i] = 0;
-		}
-		a->cohort_head = c;
-		return;
-	}
-	while (a->cohort_head < c) {
-		uint32_t i = ++a->cohort_head % AGE_COHORTS;
-
-		a->cohort_older += a->cohort[i];	/* falls off the ring */
-		a->tcohort_older += a->tcohort[i];
-		a->cohort[i] = a->tcohort[i] = 0;
-	}
-}
-
-/* One object allocated at ts_ns (sign +1) or freed (sign -1, ts_ns = its
- * allocation time), standing for w objects. */
-static void cohort_add(struct acc *a, uint64_t ts_ns, int sign, uint32_t w)
-{
-	uint64_t c = ts_ns / AGE_COHORT_NS;
-
-	cohort_advance(a, c);
-	if (c + AGE_COHORTS <= a->cohort_head) {
-		a->cohort_older += sign * (int64_t)w;
-		a->tcohort_older += sign;
-	} else {
-		a->cohort[c % AGE_COHORTS] += sign * (int32_t)w;
-		a->tcohort[c % AGE_COHORTS] += sign;
-	}
-}
-
-static int64_t old_in(const int32_t *ring, int64_t older, uint64_t head, uint64_t cutoff_ns)
-{
-	int64_t n = older;
-	uint64_t c, first;
-
-	first = head >= AGE_COHORTS - 1 ? head - (AGE_COHORTS - 1) : 0;
-	/* whole cohorts that ended by the cutoff */
-	for (c = first; c <= head; c++)
-		if ((c + 1) * AGE_COHORT_NS <= cutoff_ns)
-			n += ring[c % AGE_COHORTS];
-	return n > 0 ? n : 0;
-}
-
-int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns)
-{
-	return old_in(a->cohort, a->cohort_older, a->cohort_head, cutoff_ns);
-}
-
-int64_t acc_old_tracked(const struct acc *a, uint64_t cutoff_ns)
-{
-	return old_in(a->tcohort, a->tcohort_older, a->cohort_head, cutoff_ns);
-}
-
 void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns)
 {
 	if (dropped > wt->drops) {
@@ -295,86 +98,19 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 			       ru->expiry_ns(a->name) : 0;
 		a->expiry_known = true;
 	}
-	p50 = hist_percentile(a->life_hist, 0.5);
+	p50 = stats_log2_percentile(a->life_hist, 0.5);
 	r->key_lifetime_p50_ns = p50;
 	age = ru->age_min_ns > a->expiry_ns ? ru->age_min_ns : a->expiry_ns;
 	if (ru->age_lifetimes * (double)p50 > (double)age)
 		age = (uint64_t)(ru->age_lifetimes * (double)p50);
 	r->age_ns = age;
-	r->old_objs = end > age ? acc_old_objs(a, end - age) : 0;
-	tracked = end > age ? acc_old_tracked(a, end - age) : 0;
-	hist_rise(&a->rise, r, end, tracked, a->total_allocs,
+	r->old_objs = end > age ? history_old_objs(&a->age, end - age) : 0;
+	tracked = end > age ? history_old_tracked(&a->age, end - age) : 0;
+	history_rise(&a->rise, r, end, tracked, a->total_allocs,
 		  a->total_frees - a->total_unseen_frees, a->first_ns);
 	/* a free lost to a full ring leaves its object live for good: any
 	 * drop since the rise's objects were allocated may have made it */
 	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= a->rise.start_ns;
-}
-
-void hist_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
-	       uint64_t allocs, uint64_t seen_frees, uint64_t first_ns)
-{
-	uint64_t age = r->age_ns;
-
-	/* a rise starts where the old population last fell or was empty */
-	if (r->old_objs < h->last || !r->old_objs || !h->start_ns) {
-		h->start = r->old_objs;
-		h->start_tracked = tracked;
-		h->start_ns = end;
-		h->steps = 0;
-		h->max_step = 0;
-		h->start_allocs = allocs;
-		h->start_frees = seen_frees;
-	} else if (r->old_objs > h->last) {
-		if (!h->steps++)
-			h->first_step_ns = end;
-		h->last_step_ns = end;
-		if (r->old_objs - h->last > h->max_step)
-			h->max_step = r->old_objs - h->last;
-	}
-	h->last = r->old_objs;
-	r->old_rise = r->old_objs - h->start;
-	r->old_rise_tracked = tracked - h->start_tracked;
-	r->old_steps = h->steps;
-	r->old_max_step = h->max_step;
-	r->old_rise_allocs = allocs - h->start_allocs;
-	r->old_rise_frees = seen_frees - h->start_frees;
-	if (h->steps) {
-		r->old_rise_s = (double)(h->last_step_ns - h->first_step_ns) / 1e9;
-		r->old_quiet_s = (double)(end - h->last_step_ns) / 1e9;
-		r->old_warmup_s = h->first_step_ns > first_ns + age ?
-			(double)(h->first_step_ns - age - first_ns) / 1e9 : 0;
-	}
-}
-
-/* Locality over the key's last LOCALITY_SAMPLES windows: a handoff between
- * CPUs that lasts, not a scheduler's moment or a burst. */
-void hist_locality(struct loc_hist *h, struct wrow *r)
-{
-	uint64_t same = 0, all = 0, own = 0;
-	uint32_t i, n;
-
-	if (r->s->same_cpu_frees + r->s->remote_frees) {
-		i = h->head++ % LOCALITY_SAMPLES;
-		h->win[i] = r->window;
-		h->same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
-			     (uint32_t)r->s->same_cpu_frees;
-		h->remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
-			       (uint32_t)r->s->remote_frees;
-		h->own[i] = r->s->own_remote_frees > h->remote[i] ? h->remote[i] :
-			    (uint32_t)r->s->own_remote_frees;
-	}
-	n = h->head < LOCALITY_SAMPLES ? h->head : LOCALITY_SAMPLES;
-	r->recent_windows = 0;
-	for (i = 0; i < n; i++) {
-		if (h->win[i] + LOCALITY_SAMPLES <= r->window)
-			continue;	/* older than the last second */
-		same += h->same[i];
-		all += h->same[i] + h->remote[i];
-		own += h->own[i];
-		r->recent_windows++;
-	}
-	r->recent_locality = all ? (double)same / all : 1.0;
-	r->recent_own_share = all > same ? (double)own / (all - same) : 0.0;
 }
 
 /* ---- refault history per file ---- */
@@ -472,52 +208,6 @@ static void files_gc(struct wtable *wt)
 		files_resize(wt, wt->fcap);
 }
 
-/* Refaults of the recent windows: persistence tells thrash from one pass. */
-void hist_refaults(struct thist *th, uint64_t window_ns, struct wrow *r)
-{
-	uint64_t first = WINDOW_NONE, last = 0;
-	bool refaulted = r->s->refault_pages > 0;
-	uint32_t i;
-
-	if (!th)
-		return;
-	/* inserts count once the file has refaulted: the share of them that
-	 * refaulted over the recent windows */
-	if (refaulted || (th->head && r->s->page_adds)) {
-		/* several readers of one file in one window: one sample */
-		i = (th->head - 1) % THRASH_SAMPLES;
-		if (!th->head || th->win[i] != r->window) {
-			i = th->head++ % THRASH_SAMPLES;
-			th->win[i] = r->window;
-			th->adds[i] = th->refault[i] = th->repeat[i] = 0;
-		}
-		th->adds[i] += r->s->page_adds > UINT32_MAX ? UINT32_MAX : (uint32_t)r->s->page_adds;
-		th->refault[i] += r->s->refault_pages > UINT32_MAX ? UINT32_MAX :
-				  (uint32_t)r->s->refault_pages;
-		th->repeat[i] += r->s->repeat_pages > UINT32_MAX ? UINT32_MAX :
-				 (uint32_t)r->s->repeat_pages;
-	}
-	for (i = 0; i < THRASH_SAMPLES && i < th->head; i++) {
-		/* only the last THRASH_SAMPLES windows of time count */
-		if (th->win[i] + THRASH_SAMPLES <= r->window)
-			continue;
-		r->recent_page_adds += th->adds[i];
-		if (!th->refault[i])
-			continue;
-		r->recent_refault_pages += th->refault[i];
-		r->recent_repeat_pages += th->repeat[i];
-		r->refault_windows++;
-		if (th->win[i] < first)
-			first = th->win[i];
-		if (th->win[i] > last)
-			last = th->win[i];
-	}
-	if (r->refault_windows) {
-		r->refault_span_s = (double)((last - first + 1) * window_ns) / 1e9;
-		r->refault_quiet_s = (double)((r->window - last) * window_ns) / 1e9;
-	}
-}
-
 static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 {
 	bool refaulted = r->s->refault_pages > 0;
@@ -530,32 +220,7 @@ static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 			a->th = calloc(1, sizeof(*a->th));
 		th = a->th;
 	}
-	hist_refaults(th, wt->window_ns, r);
-}
-
-/* Record the key's live count at the end of window w and derive the
- * growth evidence of the row. */
-void hist_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r)
-{
-	double x[GROWTH_SAMPLES], y[GROWTH_SAMPLES];
-	uint32_t i, k;
-
-	if (r->s->allocs > r->s->frees)
-		h->grew_windows++;
-	else if (r->s->allocs < r->s->frees)
-		h->grew_windows = 0;
-	h->win[h->head] = r->window;
-	h->live[h->head] = r->live_objs;
-	h->head = (h->head + 1) % GROWTH_SAMPLES;
-	if (h->n < GROWTH_SAMPLES)
-		h->n++;
-	for (i = 0; i < h->n; i++) {
-		k = (h->head + GROWTH_SAMPLES - h->n + i) % GROWTH_SAMPLES;
-		x[i] = (double)(h->win[k] * window_ns) / 1e9;
-		y[i] = (double)h->live[k];
-	}
-	r->growth_per_s = slope(x, y, h->n);
-	r->grew_windows = h->grew_windows;
+	history_refaults(th, wt->window_ns, r);
 }
 
 /* ---- the key table ---- */
@@ -670,8 +335,6 @@ static bool acc_open(const struct acc *a)
 			   a->slot[1].window != WINDOW_NONE);
 }
 
-static void cohort_advance(struct acc *a, uint64_t c);
-
 /* Add src's live objects, totals and history into dst (its others key). */
 static void acc_merge(struct acc *dst, const struct acc *src)
 {
@@ -687,25 +350,7 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 	dst->total_refaults += src->total_refaults;
 	for (i = 0; i < HIST_BUCKETS; i++)
 		dst->life_hist[i] += src->life_hist[i];
-	/* cohorts: the same absolute numbering once both rings are advanced */
-	if (src->cohort_head > dst->cohort_head)
-		cohort_advance(dst, src->cohort_head);
-	dst->cohort_older += src->cohort_older;
-	dst->tcohort_older += src->tcohort_older;
-	for (i = 0; i < AGE_COHORTS; i++) {
-		uint64_t c = src->cohort_head >= i ? src->cohort_head - i : 0;
-		uint32_t k = c % AGE_COHORTS;
-
-		if (src->cohort_head < i || (!src->cohort[k] && !src->tcohort[k]))
-			continue;
-		if (c + AGE_COHORTS <= dst->cohort_head) {
-			dst->cohort_older += src->cohort[k];
-			dst->tcohort_older += src->tcohort[k];
-		} else {
-			dst->cohort[k] += src->cohort[k];
-			dst->tcohort[k] += src->tcohort[k];
-		}
-	}
+	history_cohorts_merge(&dst->age, &src->age);
 	if (!dst->first_ns || (src->first_ns && src->first_ns < dst->first_ns))
 		dst->first_ns = src->first_ns;
 }
@@ -896,8 +541,8 @@ static void row_derive(struct wrow *r, const struct acc *a,
 		r->live_bytes -= (int64_t)next->bytes_alloc -
 				 (int64_t)next->bytes_freed;
 	}
-	r->lifetime_p50_ns = hist_percentile(s->lifetime_hist, 0.5);
-	r->refault_dist_p50 = hist_percentile(s->refault_hist, 0.5);
+	r->lifetime_p50_ns = stats_log2_percentile(s->lifetime_hist, 0.5);
+	r->refault_dist_p50 = stats_log2_percentile(s->refault_hist, 0.5);
 	r->top_site_share = sites ? (double)topk_max(&s->sites) / sites : 0;
 	r->top_site = topk_argmax(&s->sites);
 	r->same_size_share = sizes ? (double)topk_max(&s->sizes) / sizes : 0;
@@ -1021,9 +666,9 @@ static void close_window(struct wtable *wt)
 		r.window = w;
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
-		hist_growth(&a->grow, wt->window_ns, &r);
+		history_growth(&a->grow, wt->window_ns, &r);
 		age_update(wt, a, &r);
-		hist_locality(&a->loc, &r);
+		history_locality(&a->loc, &r);
 		thrash_update(wt, a, &r);
 		for (j = 0; j < ng; j++) {
 			if (g[j].tgid != a->key.tgid)
@@ -1094,7 +739,7 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_objs += w;
 		a->live_bytes += (int64_t)w * e->slab.bytes_alloc;
 		a->total_allocs += w;
-		cohort_add(a, e->ts_ns, 1, w);
+		history_cohort_add(&a->age, e->ts_ns, 1, w);
 		return;
 	}
 	s->frees += w;
@@ -1102,7 +747,7 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 	a->live_objs -= w;
 	a->live_bytes -= (int64_t)w * e->slab.bytes_alloc;
 	a->total_frees += w;
-	cohort_add(a, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0),
+	history_cohort_add(&a->age, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0),
 		   -1, w);
 	if (e->flags & CS_F_UNSEEN) {
 		/* freed some time before: no lifetime, no CPU to compare */
@@ -1110,7 +755,7 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->total_unseen_frees += w;
 		return;
 	}
-	s->lifetime_hist[hist_bucket(e->slab.lifetime_ns)] += w;
+	s->lifetime_hist[stats_log2_bucket(e->slab.lifetime_ns)] += w;
 	if (e->cpu == e->slab.alloc_cpu) {
 		s->same_cpu_frees += w;
 	} else {
@@ -1136,7 +781,7 @@ static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
 			s->refault_pages += e->page.refault_pages;
 			s->repeat_pages += e->page.repeat_pages < e->page.refault_pages ?
 					   e->page.repeat_pages : e->page.refault_pages;
-			s->refault_hist[hist_bucket(e->page.refault_dist)]++;
+			s->refault_hist[stats_log2_bucket(e->page.refault_dist)]++;
 			a->total_refaults++;
 		}
 		return;
@@ -1230,9 +875,7 @@ static void kv_pool_new(struct wtable *wt, struct acc *a, const struct cs_event 
 	a->kv_block_bytes = (uint64_t)e->kv.arg;
 	a->live_objs = 0;
 	a->live_bytes = 0;
-	memset(a->cohort, 0, sizeof(a->cohort));
-	memset(a->tcohort, 0, sizeof(a->tcohort));
-	a->cohort_older = a->tcohort_older = 0;
+	history_cohorts_clear(&a->age);
 	if (wt->st.kv_blocks + e->kv.block > KV_BLOCK_BUDGET) {
 		reject(wt, e, REJ_KV_BUDGET);
 		return;
@@ -1275,7 +918,7 @@ static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const stru
 		a->live_objs++;
 		a->live_bytes += a->kv_block_bytes;
 		a->total_allocs++;
-		cohort_add(a, e->ts_ns, 1, 1);
+		history_cohort_add(&a->age, e->ts_ns, 1, 1);
 		a->kv_use_ts[b] = e->ts_ns;
 		a->kv_use_cpu[b] = e->cpu;
 		break;
@@ -1285,9 +928,9 @@ static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const stru
 			break;
 		s->frees++;
 		s->bytes_freed += a->kv_block_bytes;
-		s->lifetime_hist[hist_bucket(e->ts_ns > a->kv_use_ts[b] ?
+		s->lifetime_hist[stats_log2_bucket(e->ts_ns > a->kv_use_ts[b] ?
 					     e->ts_ns - a->kv_use_ts[b] : 0)]++;
-		cohort_add(a, a->kv_use_ts[b], -1, 1);
+		history_cohort_add(&a->age, a->kv_use_ts[b], -1, 1);
 		if (a->kv_use_cpu[b] == e->cpu) {
 			s->same_cpu_frees++;
 		} else {
@@ -1313,7 +956,7 @@ static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const stru
 		 * size would have kept it (the kernel's workingset test) */
 		if ((uint64_t)e->kv.arg <= a->kv_nblocks)
 			s->repeat_pages += pages;
-		s->refault_hist[hist_bucket((uint64_t)e->kv.arg)]++;
+		s->refault_hist[stats_log2_bucket((uint64_t)e->kv.arg)]++;
 		a->total_page_adds += pages;
 		a->total_refaults++;
 		break;

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../bpf/cachescope.h"
+#include "history.h"
+#include "stats.h"
+#include "topk.h"
 
 enum cs_domain {
 	DOM_SLAB = 1,	/* kmem_cache and kmalloc objects */
@@ -54,17 +57,6 @@ static inline bool wkey_eq(const struct wkey *a, const struct wkey *b)
 	       a->gen == b->gen && a->domain == b->domain;
 }
 
-#define HIST_BUCKETS 64
-#define TOPK_SLOTS 32
-
-/* Exact counts of the first TOPK_SLOTS distinct values; the rest in other. */
-struct topk {
-	uint64_t val[TOPK_SLOTS];
-	uint32_t cnt[TOPK_SLOTS];
-	uint32_t n;
-	uint64_t other;
-};
-
 struct wslot {
 	uint64_t window;	/* window index held, or WINDOW_NONE */
 	uint64_t allocs, frees;
@@ -93,62 +85,6 @@ struct wslot {
 };
 
 #define WINDOW_NONE UINT64_MAX
-#define GROWTH_SAMPLES 32	/* live counts kept per key for the growth slope */
-
-/* Live objects by age (memleak's idea, in counts): objects are counted in
- * the cohort of their allocation time, and a free takes its object out of
- * the cohort its lifetime points back to, so the live objects older than
- * any age are known without tracking objects.  A balanced churn has none;
- * a leak amid churn has a steadily growing old population. */
-#define AGE_COHORTS 64
-#define AGE_COHORT_NS 250000000ull	/* 16 s of cohorts, then one "older" */
-
-/* Locality over the recent windows: a handoff between CPUs that lasts,
- * not a scheduler's moment. */
-#define LOCALITY_SAMPLES 10
-
-/* Refaults of the recent windows, for persistence.  Kept per file for the
- * page cache, whichever processes read it (a shell loop of readers is one
- * thrashing file, not many one-pass keys), and per pool for kv keys. */
-#define THRASH_SAMPLES 32
-
-struct thist {
-	uint64_t win[THRASH_SAMPLES];	/* windows with refaults, newest at head - 1 */
-	uint32_t adds[THRASH_SAMPLES];	/* pages inserted */
-	uint32_t refault[THRASH_SAMPLES], repeat[THRASH_SAMPLES];
-	uint32_t head;
-};
-
-/* A key's history the rules read, kept the same way whether rows come
- * from events (window.c) or are read back from CSV (tools/offline.c). */
-/* live objects at the end of the last GROWTH_SAMPLES active windows */
-struct grow_hist {
-	uint64_t win[GROWTH_SAMPLES];
-	int64_t live[GROWTH_SAMPLES];
-	uint32_t n, head;
-	uint32_t grew_windows;	/* consecutive active windows with net growth */
-};
-
-/* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
-struct loc_hist {
-	uint64_t win[LOCALITY_SAMPLES];
-	uint32_t same[LOCALITY_SAMPLES], remote[LOCALITY_SAMPLES];
-	uint32_t own[LOCALITY_SAMPLES];	/* of remote: by the process's own threads */
-	uint32_t head;
-};
-
-/* the old population at the end of recent windows: its current rise */
-struct rise_hist {
-	int64_t start;		/* at the start of the current rise */
-	int64_t start_tracked;	/* the same in tracked objects */
-	uint64_t start_ns;	/* when it started (a window's end) */
-	uint64_t first_step_ns, last_step_ns;	/* its first and last rise */
-	uint32_t steps;		/* windows of the rise in which it rose */
-	int64_t max_step;	/* the largest of those rises */
-	uint64_t start_allocs, start_frees;	/* totals when it started */
-	int64_t last;		/* at the end of the last window */
-};
-
 struct acc {
 	struct wkey key;
 	char name[64];		/* cache name, or dev:ino */
@@ -162,12 +98,7 @@ struct acc {
 	uint64_t total_page_adds, total_page_dels, total_refaults;
 	uint64_t last_window;
 	struct grow_hist grow;
-	/* live objects by allocation cohort (AGE_COHORT_NS each, ring):
-	 * weighted (each tracked object stands for 2^shift) and tracked
-	 * (records: how much evidence there is behind the estimate) */
-	int32_t cohort[AGE_COHORTS], tcohort[AGE_COHORTS];
-	uint64_t cohort_head;	/* newest cohort held */
-	int64_t cohort_older, tcohort_older;	/* live objects older than the ring */
+	struct age_cohorts age;	/* live objects by allocation time */
 	uint32_t life_hist[HIST_BUCKETS];	/* lifetimes, halved every 100 windows */
 	uint32_t life_windows;
 	struct rise_hist rise;
@@ -348,24 +279,6 @@ void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r);
  * rows say whether a leak's rise may rest on frees that were lost. */
 void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns);
 
-/* Live objects of a key allocated at or before cutoff_ns (never negative). */
-/* The history's updates at the end of a row's window (row r, its window
- * ending at end): growth_per_s and grew_windows; recent_locality and
- * recent_windows; the old population's rise (r->old_objs and r->age_ns
- * set; tracked: the old tracked objects; allocs and seen_frees: the key's
- * totals; first_ns: the key's first event), all but old_rise_dropped. */
-void hist_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r);
-void hist_locality(struct loc_hist *h, struct wrow *r);
-/* A file's or pool's refaults over its last THRASH_SAMPLES windows, th
- * NULL: none kept (no refault yet). */
-void hist_refaults(struct thist *th, uint64_t window_ns, struct wrow *r);
-void hist_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
-	       uint64_t allocs, uint64_t seen_frees, uint64_t first_ns);
-
-int64_t acc_old_objs(const struct acc *a, uint64_t cutoff_ns);
-/* The same in tracked objects (records, unweighted). */
-int64_t acc_old_tracked(const struct acc *a, uint64_t cutoff_ns);
-
 /* t0_ns is the start of window 0.  resolve names a new key (may be NULL).
  * Returns NULL when out of memory. */
 struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,
@@ -394,17 +307,5 @@ void wtable_get_stats(const struct wtable *wt, struct wtable_stats *st);
 /* Visit every key; stop early when fn returns non-zero. */
 void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),
 		    void *ctx);
-
-/* Helpers shared with the feature code and tests. */
-void topk_add(struct topk *t, uint64_t val);
-void topk_add_n(struct topk *t, uint64_t val, uint32_t n);	/* n times */
-uint64_t topk_total(const struct topk *t);
-uint32_t topk_max(const struct topk *t);
-uint64_t topk_argmax(const struct topk *t);	/* the commonest value, 0 if none */
-double topk_entropy(const struct topk *t);
-unsigned int hist_bucket(uint64_t v);
-uint64_t hist_percentile(const uint32_t *hist, double q);
-/* Least-squares slope of y over x (per unit of x); 0 with under 2 points. */
-double slope(const double *x, const double *y, unsigned int n);
 
 #endif

@@ -370,14 +370,14 @@ static void hist_percentile__known_buckets__median_inside_bucket(void **state)
 	uint32_t h[HIST_BUCKETS] = { 0 };
 
 	(void)state;
-	assert_int_equal(hist_percentile(h, 0.5), 0);
-	h[hist_bucket(1000)] = 3;	/* [512, 1024) */
-	h[hist_bucket(1 << 20)] = 1;
-	assert_in_range(hist_percentile(h, 0.5), 512, 1023);
-	assert_in_range(hist_percentile(h, 1.0), 1 << 20, (1 << 21) - 1);
-	assert_int_equal(hist_bucket(0), 0);
-	assert_int_equal(hist_bucket(1), 0);
-	assert_int_equal(hist_bucket(4096), 12);
+	assert_int_equal(stats_log2_percentile(h, 0.5), 0);
+	h[stats_log2_bucket(1000)] = 3;	/* [512, 1024) */
+	h[stats_log2_bucket(1 << 20)] = 1;
+	assert_in_range(stats_log2_percentile(h, 0.5), 512, 1023);
+	assert_in_range(stats_log2_percentile(h, 1.0), 1 << 20, (1 << 21) - 1);
+	assert_int_equal(stats_log2_bucket(0), 0);
+	assert_int_equal(stats_log2_bucket(1), 0);
+	assert_int_equal(stats_log2_bucket(4096), 12);
 }
 
 static void wtable_add__many_keys__table_grows_and_finds_all(void **state)
@@ -552,8 +552,8 @@ static void wtable_close__idle_family__merged_with_its_ages(void **state)
 	o = find_key(wt, CS_TGID_OTHER, FILP);
 	assert_non_null(o);
 	assert_int_equal(o->live_objs, 1);
-	assert_int_equal(acc_old_objs(o, T0 + 1000 * MS), 1);
-	assert_int_equal(acc_old_objs(o, T0), 0);
+	assert_int_equal(history_old_objs(&o->age, T0 + 1000 * MS), 1);
+	assert_int_equal(history_old_objs(&o->age, T0), 0);
 	wtable_free(wt);
 }
 
@@ -838,7 +838,7 @@ static void wtable_add__kv_swap_in_soon_after_swap_out__repeat(void **state)
 	wtable_free(wt);
 }
 
-static void acc_old_objs__cohorts_and_older__counted_by_cutoff(void **state)
+static void history_old_objs__cohorts_and_older__counted_by_cutoff(void **state)
 {
 	struct wrow last = { 0 };
 	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
@@ -859,20 +859,20 @@ static void acc_old_objs__cohorts_and_older__counted_by_cutoff(void **state)
 	wtable_foreach(wt, first_acc, &a);
 	assert_non_null(a);
 	assert_int_equal(a->live_objs, 2);
-	assert_int_equal(acc_old_objs(a, T0 + 19000 * MS), 1);
-	assert_int_equal(acc_old_objs(a, T0 + 21000 * MS), 2);
-	assert_int_equal(acc_old_tracked(a, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_objs(&a->age, T0 + 19000 * MS), 1);
+	assert_int_equal(history_old_objs(&a->age, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_tracked(&a->age, T0 + 21000 * MS), 2);
 	/* a sampled object (1 in 16) stands for 16, and is one record */
 	e = alloc_ev(T0 + 20002 * MS, 0x4000, 0, 200, 0xaa);
 	e.slab.shift = 4;
 	wtable_add(wt, &e);
-	assert_int_equal(acc_old_objs(a, T0 + 21000 * MS), 18);
-	assert_int_equal(acc_old_tracked(a, T0 + 21000 * MS), 3);
+	assert_int_equal(history_old_objs(&a->age, T0 + 21000 * MS), 18);
+	assert_int_equal(history_old_tracked(&a->age, T0 + 21000 * MS), 3);
 	e = free_ev(T0 + 20003 * MS, 0x4000, 0, 0, 1 * MS);
 	e.slab.shift = 4;
 	wtable_add(wt, &e);
-	assert_int_equal(acc_old_objs(a, T0 + 21000 * MS), 2);
-	assert_int_equal(acc_old_tracked(a, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_objs(&a->age, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_tracked(&a->age, T0 + 21000 * MS), 2);
 	wtable_free(wt);
 }
 
@@ -1427,7 +1427,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__alloc_replacing_live_object__unseen_free_to_old_key),
 		cmocka_unit_test(wtable_close__leak_amid_churn__old_population_rises),
 		cmocka_unit_test(wtable_close__balanced_churn__no_old_objects),
-		cmocka_unit_test(acc_old_objs__cohorts_and_older__counted_by_cutoff),
+		cmocka_unit_test(history_old_objs__cohorts_and_older__counted_by_cutoff),
 		cmocka_unit_test(wtable_add__kv_swap_in_soon_after_swap_out__repeat),
 		cmocka_unit_test(wtable_add__kthread_evictions__one_key_of_its_files),
 		cmocka_unit_test(wtable_close__remote_frees_over_a_second__recent_locality),

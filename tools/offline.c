@@ -214,14 +214,14 @@ static void age_update(struct off_state *st, struct off_hist *h, uint64_t window
 	/* a key's median lifetime over its history: each window's median,
 	 * weighted by its frees (the file has no histograms) */
 	if (r->lifetime_p50_ns && r->s->frees > r->s->unseen_frees)
-		h->life_hist[hist_bucket(r->lifetime_p50_ns)] += r->s->frees - r->s->unseen_frees;
+		h->life_hist[stats_log2_bucket(r->lifetime_p50_ns)] += r->s->frees - r->s->unseen_frees;
 	if (++h->life_windows % 100 == 0)
 		for (b = 0; b < HIST_BUCKETS; b++)
 			h->life_hist[b] /= 2;
-	p50 = hist_percentile(h->life_hist, 0.5);
+	p50 = stats_log2_percentile(h->life_hist, 0.5);
 	r->key_lifetime_p50_ns = p50;
 	/* the file has no tracked counts: 0, the estimate over the sample */
-	hist_rise(&h->rise, r, end, 0, h->total_allocs, h->total_frees - h->total_unseen,
+	history_rise(&h->rise, r, end, 0, h->total_allocs, h->total_frees - h->total_unseen,
 		  h->first_ns);
 	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= h->rise.start_ns;
 }
@@ -239,7 +239,7 @@ static void thrash_update(struct offline *o, const struct off_key *k, struct off
 			h->th = calloc(1, sizeof(*h->th));
 		th = h->th;
 	}
-	hist_refaults(th, window_ns, r);
+	history_refaults(th, window_ns, r);
 }
 
 /* The daemon forgets a key idle for a minute with nothing live (a family
@@ -618,9 +618,9 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		h->total_allocs += s.allocs;
 		h->total_frees += s.frees;
 		h->total_unseen += s.unseen_frees;
-		hist_growth(&h->grow, window_ns, &r);
+		history_growth(&h->grow, window_ns, &r);
 		age_update(st, h, window_ns, &r);
-		hist_locality(&h->loc, &r);
+		history_locality(&h->loc, &r);
 		thrash_update(o, key, h, window_ns, &r);
 		h->last_window = r.window;
 		h->last_live = r.live_objs;

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A key's history, the part of its past that the rules read: its live
+ * count over the last active windows (growth), where its objects were
+ * freed (locality), the refaults of a file or pool (persistence), and its
+ * live objects by age with the current rise of the old population (leak).
+ *
+ * Each history is a small ring of fixed size, updated once per closed row
+ * of its key and read back into that row (struct wrow, window.h): the
+ * same calls serve the rows made from records (window.c) and the rows
+ * read back from CSV (tools/offline.c), so the two paths derive the same
+ * evidence.  Nothing here allocates or fails.
+ */
+#ifndef CS_HISTORY_H
+#define CS_HISTORY_H
+
+#include <stdint.h>
+
+struct wrow;
+
+#define GROWTH_SAMPLES 32	/* live counts kept per key for the growth slope */
+
+/* Live objects by age (memleak's idea, in counts): objects are counted in
+ * the cohort of their allocation time, and a free takes its object out of
+ * the cohort its lifetime points back to, so the live objects older than
+ * any age are known without tracking objects.  A balanced churn has none;
+ * a leak amid churn has a steadily growing old population. */
+#define AGE_COHORTS 64
+#define AGE_COHORT_NS 250000000ull	/* 16 s of cohorts, then one "older" */
+
+/* Locality over the recent windows: a handoff between CPUs that lasts,
+ * not a scheduler's moment. */
+#define LOCALITY_SAMPLES 10
+
+/* Refaults of the recent windows, for persistence.  Kept per file for the
+ * page cache, whichever processes read it (a shell loop of readers is one
+ * thrashing file, not many one-pass keys), and per pool for kv keys. */
+#define THRASH_SAMPLES 32
+
+/* live objects by allocation cohort (AGE_COHORT_NS each, a ring numbered
+ * by absolute cohort): weighted (each tracked object stands for 2^shift)
+ * and tracked (records: how much evidence there is behind the estimate) */
+struct age_cohorts {
+	int32_t cohort[AGE_COHORTS], tracked[AGE_COHORTS];
+	uint64_t head;		/* newest cohort held */
+	int64_t older, tolder;	/* live objects older than the ring */
+};
+
+struct thist {
+	uint64_t win[THRASH_SAMPLES];	/* windows with refaults, newest at head - 1 */
+	uint32_t adds[THRASH_SAMPLES];	/* pages inserted */
+	uint32_t refault[THRASH_SAMPLES], repeat[THRASH_SAMPLES];
+	uint32_t head;
+};
+
+/* live objects at the end of the last GROWTH_SAMPLES active windows */
+struct grow_hist {
+	uint64_t win[GROWTH_SAMPLES];
+	int64_t live[GROWTH_SAMPLES];
+	uint32_t n, head;
+	uint32_t grew_windows;	/* consecutive active windows with net growth */
+};
+
+/* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
+struct loc_hist {
+	uint64_t win[LOCALITY_SAMPLES];
+	uint32_t same[LOCALITY_SAMPLES], remote[LOCALITY_SAMPLES];
+	uint32_t own[LOCALITY_SAMPLES];	/* of remote: by the process's own threads */
+	uint32_t head;
+};
+
+/* the old population at the end of recent windows: its current rise */
+struct rise_hist {
+	int64_t start;		/* at the start of the current rise */
+	int64_t start_tracked;	/* the same in tracked objects */
+	uint64_t start_ns;	/* when it started (a window's end) */
+	uint64_t first_step_ns, last_step_ns;	/* its first and last rise */
+	uint32_t steps;		/* windows of the rise in which it rose */
+	int64_t max_step;	/* the largest of those rises */
+	uint64_t start_allocs, start_frees;	/* totals when it started */
+	int64_t last;		/* at the end of the last window */
+};
+
+/* One object allocated at ts_ns (sign +1) or freed (sign -1, ts_ns = its
+ * allocation time), standing for w objects. */
+void history_cohort_add(struct age_cohorts *a, uint64_t ts_ns, int sign, uint32_t w);
+/* Live objects allocated at or before cutoff_ns (never negative). */
+int64_t history_old_objs(const struct age_cohorts *a, uint64_t cutoff_ns);
+/* The same in tracked objects (records, unweighted). */
+int64_t history_old_tracked(const struct age_cohorts *a, uint64_t cutoff_ns);
+/* Add src's cohorts into dst (a key merged into its others key): each
+ * object keeps its age. */
+void history_cohorts_merge(struct age_cohorts *dst, const struct age_cohorts *src);
+/* No live objects (a kv pool made anew); the numbering stays. */
+void history_cohorts_clear(struct age_cohorts *a);
+
+/* The history's updates at the end of a row's window (row r, its window
+ * ending at end): growth_per_s and grew_windows; recent_locality and
+ * recent_windows; the old population's rise (r->old_objs and r->age_ns
+ * set; tracked: the old tracked objects; allocs and seen_frees: the key's
+ * totals; first_ns: the key's first event), all but old_rise_dropped. */
+void history_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r);
+void history_locality(struct loc_hist *h, struct wrow *r);
+/* A file's or pool's refaults over its last THRASH_SAMPLES windows, th
+ * NULL: none kept (no refault yet). */
+void history_refaults(struct thist *th, uint64_t window_ns, struct wrow *r);
+void history_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
+		  uint64_t allocs, uint64_t seen_frees, uint64_t first_ns);
+
+#endif
