@@ -56,14 +56,14 @@ DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 # features, labels, clusters and their outputs, with no BPF, no privileges
 # and no log.  One archive linked by the daemon, the CLI (its offline
 # verbs), the tests and the benchmarks alike: the linker takes what each uses.
-CORE_MODS := event window history stats topk features classify analysis report csv csvread \
+CORE_MODS := event window history htab stats topk features classify analysis report csv csvread \
 	rowcsv rows strutil kstate cgroup
 CORE_OBJS := $(CORE_MODS:%=$(OUTPUT)/daemon/%.o) $(OUTPUT)/cluster/dbscan.o
 CORE_LIB := $(OUTPUT)/libcscore.a
 # the window table, as the fuzzers compile it from source
-WINDOW_SRCS := daemon/window.c daemon/history.c daemon/stats.c daemon/topk.c
+WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/stats.c daemon/topk.c
 
-UNIT_TESTS := args csv event window kstate dbscan features classify analysis kvref sample strutil control privs \
+UNIT_TESTS := args csv event window htab kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
@@ -235,6 +235,7 @@ $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/co
 $(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_spawn: $(OUTPUT)/tests/test_spawn.o $(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(CORE_LIB)
+$(OUTPUT)/tests/test_htab: $(OUTPUT)/tests/test_htab.o $(CORE_LIB)
 $(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(CORE_LIB)
 $(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(CORE_LIB)
 $(OUTPUT)/tests/test_classify: $(OUTPUT)/tests/test_classify.o $(CORE_LIB)

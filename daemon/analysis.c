@@ -14,10 +14,78 @@
 #include "../cluster/dbscan.h"
 #include "analysis.h"
 
+/* ---- label counts per key ---- */
+
+static uint64_t labels_hash(const void *entry, void *ctx)
+{
+	(void)ctx;
+	return wkey_hash(&((const struct key_labels *)entry)->key);
+}
+
+static bool labels_of(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return wkey_eq(&((const struct key_labels *)entry)->key, key);
+}
+
+static struct key_labels *labels_find(const struct analysis *a, const struct wkey *k)
+{
+	return htab_find(&a->kl, wkey_hash(k), k);
+}
+
+/* The entry of k, made (with no counts) when there is none; NULL when out
+ * of memory. */
+static struct key_labels *labels_get(struct analysis *a, const struct wkey *k)
+{
+	struct key_labels *e = labels_find(a, k);
+
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = *k;
+	if (htab_insert(&a->kl, e)) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+const uint32_t *analysis_key_labels(const struct analysis *a, const struct wkey *k)
+{
+	const struct key_labels *e = labels_find(a, k);
+
+	return e ? e->counts : NULL;
+}
+
+void analysis_key_gone(struct analysis *a, const struct wkey *k, const struct wkey *into)
+{
+	struct key_labels *e = labels_find(a, k), *o;
+	int l;
+
+	if (!e)
+		return;
+	htab_remove(&a->kl, e);
+	o = into ? labels_find(a, into) : NULL;
+	if (o) {
+		for (l = 0; l < LABEL_COUNT; l++)
+			o->counts[l] += e->counts[l];
+	} else if (into) {
+		/* k's entry becomes into's: no memory needed, and the table,
+		 * one entry short, does not grow */
+		e->key = *into;
+		if (!htab_insert(&a->kl, e))
+			return;
+	}
+	free(e);
+}
+
 void analysis_init(struct analysis *a, const struct rules *rules,
 		   const struct analysis_params *p)
 {
 	memset(a, 0, sizeof(*a));
+	htab_init(&a->kl, 256, 3, 4, labels_hash, labels_of, NULL);
 	a->rules = *rules;
 	a->eps = p->eps;
 	a->min_pts = p->min_pts;
@@ -27,113 +95,15 @@ void analysis_init(struct analysis *a, const struct rules *rules,
 
 void analysis_release(struct analysis *a)
 {
+	size_t i;
+
 	free(a->v);
 	free(a->clusters);
 	free(a->cores);
-	free(a->kl);
+	for (i = htab_next(&a->kl, 0); i < a->kl.cap; i = htab_next(&a->kl, i + 1))
+		free(a->kl.slot[i]);
+	htab_release(&a->kl);
 	memset(a, 0, sizeof(*a));
-}
-
-/* ---- label counts per key: linear probing, removal by backward shift ---- */
-
-/* The slot of k, or of the free slot where it would go. */
-static size_t labels_slot(const struct analysis *a, const struct wkey *k)
-{
-	size_t mask = a->kl_cap - 1, i = wkey_hash(k) & mask;
-
-	while (a->kl[i].used && !wkey_eq(&a->kl[i].key, k))
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int labels_grow(struct analysis *a)
-{
-	size_t cap = a->kl_cap ? a->kl_cap * 2 : 256, i, old_cap = a->kl_cap;
-	struct key_labels *old = a->kl, *kl = calloc(cap, sizeof(*kl));
-
-	if (!kl)
-		return -ENOMEM;
-	a->kl = kl;
-	a->kl_cap = cap;
-	for (i = 0; i < old_cap; i++)
-		if (old[i].used)
-			a->kl[labels_slot(a, &old[i].key)] = old[i];
-	free(old);
-	return 0;
-}
-
-/* The entry of k, made (with no counts) when there is none; NULL when out
- * of memory.  Grows only past three quarters full. */
-static struct key_labels *labels_get(struct analysis *a, const struct wkey *k)
-{
-	struct key_labels *e;
-
-	if (a->kl_cap) {
-		e = &a->kl[labels_slot(a, k)];
-		if (e->used)
-			return e;
-	}
-	if ((a->kl_n + 1) * 4 > a->kl_cap * 3 && labels_grow(a))
-		return NULL;
-	e = &a->kl[labels_slot(a, k)];
-	memset(e, 0, sizeof(*e));
-	e->key = *k;
-	e->used = true;
-	a->kl_n++;
-	return e;
-}
-
-/* Empty slot i, moving later entries of its run back so that every lookup
- * still finds its key. */
-static void labels_remove(struct analysis *a, size_t i)
-{
-	size_t mask = a->kl_cap - 1, j = i, h;
-
-	a->kl[i].used = false;
-	a->kl_n--;
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!a->kl[j].used)
-			return;
-		h = wkey_hash(&a->kl[j].key) & mask;
-		/* stays when its home lies cyclically in (i, j] */
-		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
-			continue;
-		a->kl[i] = a->kl[j];
-		a->kl[j].used = false;
-		i = j;
-	}
-}
-
-const uint32_t *analysis_key_labels(const struct analysis *a, const struct wkey *k)
-{
-	size_t i;
-
-	if (!a->kl_cap)
-		return NULL;
-	i = labels_slot(a, k);
-	return a->kl[i].used ? a->kl[i].counts : NULL;
-}
-
-void analysis_key_gone(struct analysis *a, const struct wkey *k, const struct wkey *into)
-{
-	uint32_t counts[LABEL_COUNT];
-	struct key_labels *e;
-	size_t i;
-	int l;
-
-	if (!a->kl_cap)
-		return;
-	i = labels_slot(a, k);
-	if (!a->kl[i].used)
-		return;
-	memcpy(counts, a->kl[i].counts, sizeof(counts));
-	labels_remove(a, i);
-	/* the slot k held leaves room: into's entry needs no memory */
-	if (!into || !(e = labels_get(a, into)))
-		return;
-	for (l = 0; l < LABEL_COUNT; l++)
-		e->counts[l] += counts[l];
 }
 
 static double dist2(const double *x, const double *y)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include "classify.h"
 #include "features.h"
+#include "htab.h"
 
 #define CLUSTER_NOISE (-1)
 
@@ -41,7 +42,6 @@ struct cluster_info {
 /* How many vectors of one key carried each label. */
 struct key_labels {
 	struct wkey key;
-	bool used;
 	uint32_t counts[LABEL_COUNT];
 };
 
@@ -67,10 +67,9 @@ struct analysis {
 	size_t ncores;
 	bool grid_ok;
 	struct kview kv;	/* the kernel's numbers for the rules (may be empty) */
-	/* label counts per key, open addressing (kl_cap a power of two):
-	 * every key with a vector since it was last merged or forgotten */
-	struct key_labels *kl;
-	size_t kl_n, kl_cap;
+	/* label counts per key (struct key_labels): every key with a
+	 * vector since it was last merged or forgotten */
+	struct htab kl;
 	uint64_t labels_lost;	/* vectors not counted per key: no memory */
 };
 

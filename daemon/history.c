@@ -4,6 +4,7 @@
  * serves the rows made from records (window.c) and the rows read back from
  * CSV (tools/offline.c).
  */
+#include <stdlib.h>
 #include <string.h>
 #include "history.h"
 #include "stats.h"
@@ -168,6 +169,88 @@ void history_locality(struct loc_hist *h, struct wrow *r)
 	}
 	r->recent_locality = all ? (double)same / all : 1.0;
 	r->recent_own_share = all > same ? (double)own / (all - same) : 0.0;
+}
+
+/* ---- refault histories per file ---- */
+
+struct fhist {
+	uint64_t ino;
+	uint32_t dev, gen;
+	struct thist th;
+};
+
+static uint64_t file_hash(uint64_t ino, uint32_t dev, uint32_t gen)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ ((uint64_t)dev << 32 | gen);
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static uint64_t fhist_hash(const void *entry, void *ctx)
+{
+	const struct fhist *f = entry;
+
+	(void)ctx;
+	return file_hash(f->ino, f->dev, f->gen);
+}
+
+static bool fhist_is(const void *entry, const void *key, void *ctx)
+{
+	const struct fhist *f = entry, *k = key;
+
+	(void)ctx;
+	return f->ino == k->ino && f->dev == k->dev && f->gen == k->gen;
+}
+
+void history_files_init(struct history_files *f)
+{
+	htab_init(&f->tab, 64, 7, 10, fhist_hash, fhist_is, NULL);
+}
+
+void history_files_release(struct history_files *f)
+{
+	size_t i;
+
+	for (i = htab_next(&f->tab, 0); i < f->tab.cap; i = htab_next(&f->tab, i + 1))
+		free(f->tab.slot[i]);
+	htab_release(&f->tab);
+}
+
+struct thist *history_file(struct history_files *f, uint64_t ino, uint32_t dev, uint32_t gen,
+			   bool create)
+{
+	struct fhist key = { .ino = ino, .dev = dev, .gen = gen }, *h;
+
+	h = htab_find(&f->tab, file_hash(ino, dev, gen), &key);
+	if (h || !create)
+		return h ? &h->th : NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	*h = key;
+	if (htab_insert(&f->tab, h)) {
+		free(h);
+		return NULL;
+	}
+	return &h->th;
+}
+
+static bool fhist_recent(void *entry, void *arg)
+{
+	struct fhist *f = entry;
+	uint64_t cur = *(const uint64_t *)arg;
+
+	if (f->th.head && f->th.win[(f->th.head - 1) % THRASH_SAMPLES] + THRASH_SAMPLES > cur)
+		return true;
+	free(f);
+	return false;
+}
+
+void history_files_gc(struct history_files *f, uint64_t cur)
+{
+	htab_filter(&f->tab, fhist_recent, &cur);
 }
 
 /* Refaults of the recent windows: persistence tells thrash from one pass. */

@@ -14,7 +14,9 @@
 #ifndef CS_HISTORY_H
 #define CS_HISTORY_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include "htab.h"
 
 struct wrow;
 
@@ -51,6 +53,13 @@ struct thist {
 	uint32_t adds[THRASH_SAMPLES];	/* pages inserted */
 	uint32_t refault[THRASH_SAMPLES], repeat[THRASH_SAMPLES];
 	uint32_t head;
+};
+
+/* The refault histories of files, whichever processes read them: one
+ * file's is made on its first refault and forgotten after THRASH_SAMPLES
+ * windows without one. */
+struct history_files {
+	struct htab tab;	/* of struct thist, in a struct of the file's id */
 };
 
 /* live objects at the end of the last GROWTH_SAMPLES active windows */
@@ -93,6 +102,16 @@ int64_t history_old_tracked(const struct age_cohorts *a, uint64_t cutoff_ns);
 void history_cohorts_merge(struct age_cohorts *dst, const struct age_cohorts *src);
 /* No live objects (a kv pool made anew); the numbering stays. */
 void history_cohorts_clear(struct age_cohorts *a);
+
+void history_files_init(struct history_files *f);
+void history_files_release(struct history_files *f);
+/* The history of file (ino, dev, gen); made when create and new.  NULL:
+ * none (or out of memory: the row then has no persistence evidence). */
+struct thist *history_file(struct history_files *f, uint64_t ino, uint32_t dev, uint32_t gen,
+			   bool create);
+/* Forget the files with no refault in the THRASH_SAMPLES windows before
+ * window cur (out of memory: kept until the next time). */
+void history_files_gc(struct history_files *f, uint64_t cur);
 
 /* The history's updates at the end of a row's window (row r, its window
  * ending at end): growth_per_s and grew_windows; recent_locality and

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "htab.h"
 #include "window.h"
 
 #define GC_EVERY_WINDOWS 64
@@ -27,16 +28,13 @@
 /* a process's key idle this long is checked for the process's exit */
 #define GC_EXIT_CHECK_NS (5ull * 1000000000ull)
 
-struct fhist;
-
 struct kvq_ent {
 	struct cs_event e;
 	uint64_t seq;		/* arrival order, for equal timestamps */
 };
 
 struct wtable {
-	struct acc **slots;
-	size_t cap, n;
+	struct htab keys;	/* of struct acc */
 	uint64_t t0_ns, window_ns;
 	uint64_t cur;		/* oldest open window */
 	wtable_row_fn row_fn;
@@ -44,8 +42,7 @@ struct wtable {
 	void *ctx;
 	struct wtable_stats st;
 	struct wtable_rules rules;
-	struct fhist **files;	/* refault history per file */
-	size_t fcap, nfiles;
+	struct history_files files;	/* refault history per file */
 	struct wtable_limits lim;
 	uint64_t room_window;	/* the last window make_room found none */
 	uint64_t drops, last_drop_ns;	/* records dropped so far, and when last */
@@ -113,108 +110,13 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= a->rise.start_ns;
 }
 
-/* ---- refault history per file ---- */
-
-struct fhist {
-	uint64_t ino;
-	uint32_t dev, gen;
-	struct thist th;
-};
-
-static uint64_t file_hash(uint64_t ino, uint32_t dev, uint32_t gen)
-{
-	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ ((uint64_t)dev << 32 | gen);
-
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
-
-static int files_resize(struct wtable *wt, size_t cap)
-{
-	struct fhist **slots = calloc(cap, sizeof(*slots));
-	size_t i, j;
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < wt->fcap; i++) {
-		struct fhist *f = wt->files[i];
-
-		if (!f)
-			continue;
-		j = file_hash(f->ino, f->dev, f->gen) & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = f;
-	}
-	free(wt->files);
-	wt->files = slots;
-	wt->fcap = cap;
-	return 0;
-}
-
-/* The file's history; created on its first refault (NULL: out of memory). */
-static struct thist *file_thist(struct wtable *wt, const struct wkey *k, bool create)
-{
-	struct fhist *f;
-	size_t i;
-
-	if (!wt->fcap && (!create || files_resize(wt, 64)))
-		return NULL;
-	i = file_hash(k->id, k->dev, k->gen) & (wt->fcap - 1);
-	while ((f = wt->files[i])) {
-		if (f->ino == k->id && f->dev == k->dev && f->gen == k->gen)
-			return &f->th;
-		i = (i + 1) & (wt->fcap - 1);
-	}
-	if (!create)
-		return NULL;
-	if ((wt->nfiles + 1) * 10 > wt->fcap * 7) {
-		if (files_resize(wt, wt->fcap * 2))
-			return NULL;
-		return file_thist(wt, k, create);
-	}
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->ino = k->id;
-	f->dev = k->dev;
-	f->gen = k->gen;
-	wt->files[i] = f;
-	wt->nfiles++;
-	return &f->th;
-}
-
-/* Forget files with no refault for THRASH_SAMPLES windows. */
-static void files_gc(struct wtable *wt)
-{
-	size_t i, kept = 0;
-
-	for (i = 0; i < wt->fcap; i++) {
-		struct fhist *f = wt->files[i];
-
-		if (!f)
-			continue;
-		if (!f->th.head || f->th.win[(f->th.head - 1) % THRASH_SAMPLES] +
-				   THRASH_SAMPLES <= wt->cur) {
-			free(f);
-			wt->files[i] = NULL;
-			continue;
-		}
-		kept++;
-	}
-	wt->nfiles = kept;
-	if (wt->fcap)
-		files_resize(wt, wt->fcap);
-}
-
 static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
 {
 	bool refaulted = r->s->refault_pages > 0;
 	struct thist *th;
 
 	if (a->key.domain == DOM_PAGE) {
-		th = file_thist(wt, &a->key, refaulted);
+		th = history_file(&wt->files, a->key.id, a->key.dev, a->key.gen, refaulted);
 	} else {
 		if (!a->th && refaulted)
 			a->th = calloc(1, sizeof(*a->th));
@@ -236,40 +138,21 @@ static void acc_free(struct acc *a)
 	free(a);
 }
 
-static int table_resize(struct wtable *wt, size_t cap)
+static uint64_t acc_hash(const void *entry, void *ctx)
 {
-	struct acc **slots = calloc(cap, sizeof(*slots));
-	size_t i, j;
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < wt->cap; i++) {
-		if (!wt->slots[i])
-			continue;
-		j = wkey_hash(&wt->slots[i]->key) & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = wt->slots[i];
-	}
-	free(wt->slots);
-	wt->slots = slots;
-	wt->cap = cap;
-	return 0;
+	(void)ctx;
+	return wkey_hash(&((const struct acc *)entry)->key);
 }
 
-/* The key's slot in the table: its entry, or the empty slot it would take. */
-static size_t acc_slot(const struct wtable *wt, const struct wkey *k)
+static bool acc_has_key(const void *entry, const void *key, void *ctx)
 {
-	size_t i = wkey_hash(k) & (wt->cap - 1);
-
-	while (wt->slots[i] && !wkey_eq(&wt->slots[i]->key, k))
-		i = (i + 1) & (wt->cap - 1);
-	return i;
+	(void)ctx;
+	return wkey_eq(&((const struct acc *)entry)->key, key);
 }
 
 static struct acc *acc_find(const struct wtable *wt, const struct wkey *k)
 {
-	return wt->slots[acc_slot(wt, k)];
+	return htab_find(&wt->keys, wkey_hash(k), k);
 }
 
 static void acc_name(struct acc *a)
@@ -299,11 +182,7 @@ static void acc_name(struct acc *a)
 static struct acc *acc_create(struct wtable *wt, const struct wkey *k)
 {
 	struct acc *a;
-	size_t i;
 
-	if ((wt->n + 1) * 10 > wt->cap * 7 && table_resize(wt, wt->cap * 2))
-		return NULL;
-	i = acc_slot(wt, k);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
@@ -313,8 +192,10 @@ static struct acc *acc_create(struct wtable *wt, const struct wkey *k)
 		wt->resolve(a, wt->ctx);
 	if (k->tgid == CS_TGID_OTHER)
 		snprintf(a->comm, sizeof(a->comm), "(others)");
-	wt->slots[i] = a;
-	wt->n++;
+	if (htab_insert(&wt->keys, a)) {
+		free(a);
+		return NULL;
+	}
 	return a;
 }
 
@@ -355,28 +236,6 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 		dst->first_ns = src->first_ns;
 }
 
-/* Take the entry in slot i out, shifting later entries of its probe run
- * back so that every lookup still finds its key (linear probing). */
-static void slot_remove(struct wtable *wt, size_t i)
-{
-	size_t mask = wt->cap - 1, j = i, h;
-
-	wt->slots[i] = NULL;
-	wt->n--;
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!wt->slots[j])
-			return;
-		h = wkey_hash(&wt->slots[j]->key) & mask;
-		/* stays when its home lies cyclically in (i, j] */
-		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
-			continue;
-		wt->slots[i] = wt->slots[j];
-		wt->slots[j] = NULL;
-		i = j;
-	}
-}
-
 /* Forget a key with nothing live (drop) or merge it into its others key
  * (retire: live objects, totals and history go there, and so will the
  * frees of its objects).  Returns 0, or -ENOMEM (the key stays). */
@@ -387,7 +246,7 @@ static void acc_drop(struct wtable *wt, struct acc *a)
 	if (wt->lim.key_gone)
 		wt->lim.key_gone(&a->key, NULL, wt->ctx);
 	kv_pool_release(wt, a);
-	slot_remove(wt, acc_slot(wt, &a->key));
+	htab_remove(&wt->keys, a);
 	acc_free(a);
 	wt->st.keys_dropped++;
 }
@@ -403,7 +262,7 @@ static int acc_retire(struct wtable *wt, struct acc *a)
 	if (wt->lim.key_gone)
 		wt->lim.key_gone(&a->key, &o->key, wt->ctx);
 	kv_pool_release(wt, a);
-	slot_remove(wt, acc_slot(wt, &a->key));
+	htab_remove(&wt->keys, a);
 	acc_free(a);
 	return 0;
 }
@@ -429,17 +288,17 @@ static void make_room(struct wtable *wt)
 	if (wt->room_window == wt->cur + 1)
 		return;
 	wt->room_window = wt->cur + 1;
-	cand = malloc(wt->n * sizeof(*cand));
+	cand = malloc(wt->keys.n * sizeof(*cand));
 	if (!cand)
 		return;
-	for (i = 0; i < wt->cap; i++) {
-		struct acc *a = wt->slots[i];
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
+		struct acc *a = wt->keys.slot[i];
 
 		if (a && a->key.tgid != CS_TGID_OTHER && !acc_open(a))
 			cand[n++] = a;
 	}
 	qsort(cand, n, sizeof(*cand), idle_cmp);
-	for (i = 0; i < n && wt->n > target; i++) {
+	for (i = 0; i < n && wt->keys.n > target; i++) {
 		if (!cand[i]->live_objs)
 			acc_drop(wt, cand[i]);
 		else if (!acc_retire(wt, cand[i]))
@@ -448,7 +307,7 @@ static void make_room(struct wtable *wt)
 			break;
 	}
 	free(cand);
-	if (wt->n <= target)
+	if (wt->keys.n <= target)
 		wt->room_window = 0;
 }
 
@@ -462,9 +321,9 @@ static struct acc *acc_get(struct wtable *wt, const struct wkey *k, bool *others
 	*others = false;
 	if (a)
 		return a;
-	if (wt->lim.max_keys && k->tgid != CS_TGID_OTHER && wt->n >= wt->lim.max_keys) {
+	if (wt->lim.max_keys && k->tgid != CS_TGID_OTHER && wt->keys.n >= wt->lim.max_keys) {
 		make_room(wt);
-		if (wt->n >= wt->lim.max_keys) {
+		if (wt->keys.n >= wt->lim.max_keys) {
 			ok = others_key(k);
 			*others = true;
 			a = acc_find(wt, &ok);
@@ -485,9 +344,9 @@ struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,
 	wt = calloc(1, sizeof(*wt));
 	if (!wt)
 		return NULL;
-	wt->cap = 256;
-	wt->slots = calloc(wt->cap, sizeof(*wt->slots));
-	if (!wt->slots) {
+	htab_init(&wt->keys, 256, 7, 10, acc_hash, acc_has_key, NULL);
+	history_files_init(&wt->files);
+	if (htab_reserve(&wt->keys)) {
 		free(wt);
 		return NULL;
 	}
@@ -505,12 +364,10 @@ void wtable_free(struct wtable *wt)
 
 	if (!wt)
 		return;
-	for (i = 0; i < wt->cap; i++)
-		acc_free(wt->slots[i]);
-	for (i = 0; i < wt->fcap; i++)
-		free(wt->files[i]);
-	free(wt->files);
-	free(wt->slots);
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1))
+		acc_free(wt->keys.slot[i]);
+	htab_release(&wt->keys);
+	history_files_release(&wt->files);
 	free(wt->kvq);
 	free(wt);
 }
@@ -569,11 +426,11 @@ static void table_gc(struct wtable *wt)
 	struct acc **gone, **old, *a;
 	size_t i, ngone = 0, nold = 0;
 
-	gone = malloc(wt->n * sizeof(*gone));
-	old = malloc(wt->n * sizeof(*old));
-	for (i = 0; i < wt->cap; i++) {
-		a = wt->slots[i];
-		if (!a || acc_open(a))
+	gone = malloc(wt->keys.n * sizeof(*gone));
+	old = malloc(wt->keys.n * sizeof(*old));
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
+		a = wt->keys.slot[i];
+		if (acc_open(a))
 			continue;
 		free(a->slot);
 		a->slot = NULL;
@@ -599,7 +456,7 @@ static void table_gc(struct wtable *wt)
 			wt->st.keys_exited++;
 	free(gone);
 	free(old);
-	files_gc(wt);
+	history_files_gc(&wt->files, wt->cur);
 }
 
 /* The host-GPU join: what each process did on the GPU in window w. */
@@ -615,11 +472,11 @@ static unsigned int gpu_sums(struct wtable *wt, uint64_t w, struct gpu_sum *g)
 	unsigned int n = 0, j;
 	size_t i;
 
-	for (i = 0; i < wt->cap; i++) {
-		const struct acc *a = wt->slots[i];
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
+		const struct acc *a = wt->keys.slot[i];
 		const struct wslot *s;
 
-		if (!a || a->key.domain != DOM_GPU || !a->slot)
+		if (a->key.domain != DOM_GPU || !a->slot)
 			continue;
 		s = &a->slot[w & 1];
 		if (s->window != w)
@@ -654,10 +511,10 @@ static void close_window(struct wtable *wt)
 
 	kvq_flush(wt, w);
 	ng = gpu_sums(wt, w, g);
-	for (i = 0; i < wt->cap; i++) {
-		struct acc *a = wt->slots[i];
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
+		struct acc *a = wt->keys.slot[i];
 
-		if (!a || !a->slot)
+		if (!a->slot)
 			continue;
 		s = &a->slot[w & 1];
 		if (s->window != w)
@@ -702,10 +559,10 @@ void wtable_close_all(struct wtable *wt)
 
 	kvq_flush(wt, WINDOW_NONE);
 	last = wt->cur;
-	for (i = 0; i < wt->cap; i++) {
-		struct acc *a = wt->slots[i];
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
+		struct acc *a = wt->keys.slot[i];
 
-		if (!a || !a->slot)
+		if (!a->slot)
 			continue;
 		if (a->slot[0].window != WINDOW_NONE && a->slot[0].window > last)
 			last = a->slot[0].window;
@@ -1175,8 +1032,8 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 void wtable_get_stats(const struct wtable *wt, struct wtable_stats *st)
 {
 	*st = wt->st;
-	st->keys = wt->n;
-	st->files = wt->nfiles;
+	st->keys = wt->keys.n;
+	st->files = wt->files.tab.n;
 }
 
 void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),
@@ -1184,7 +1041,7 @@ void wtable_foreach(struct wtable *wt, int (*fn)(struct acc *acc, void *ctx),
 {
 	size_t i;
 
-	for (i = 0; i < wt->cap; i++)
-		if (wt->slots[i] && fn(wt->slots[i], ctx))
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1))
+		if (fn(wt->keys.slot[i], ctx))
 			return;
 }

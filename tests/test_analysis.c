@@ -458,7 +458,7 @@ static void analysis_key_gone__merged_then_forgotten__counts_follow(void **state
 	analysis_key_gone(&an, &filp, NULL);
 	assert_null(analysis_key_labels(&an, &filp));
 	assert_int_equal(total(analysis_key_labels(&an, &others)), 6);
-	assert_int_equal(an.kl_n, 1);
+	assert_int_equal(an.kl.n, 1);
 	/* a key with no vectors: nothing to merge, nothing made */
 	analysis_key_gone(&an, &skb, &filp);
 	assert_null(analysis_key_labels(&an, &filp));
@@ -477,12 +477,12 @@ static void analysis_key_gone__many_keys_half_gone__the_rest_still_found(void **
 		k.tgid = t;
 		assert_non_null(add_key(t, &k));
 	}
-	assert_int_equal(an.kl_n, 1000);
+	assert_int_equal(an.kl.n, 1000);
 	for (t = 1; t <= 1000; t += 2) {
 		k.tgid = t;
 		analysis_key_gone(&an, &k, NULL);
 	}
-	assert_int_equal(an.kl_n, 500);
+	assert_int_equal(an.kl.n, 500);
 	for (t = 1; t <= 1000; t++) {
 		k.tgid = t;
 		if (t % 2)

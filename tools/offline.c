@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "../daemon/csvread.h"
+#include "../daemon/htab.h"
 #include "../daemon/report.h"
 #include "../daemon/strutil.h"
 #include "../daemon/window.h"
@@ -58,8 +59,8 @@ struct off_file_hist {
 };
 
 struct off_state {
-	/* key lookup: open addressing over o->keys indices + 1 */
-	size_t *slots, cap;
+	/* key lookup: entries are indices into o->keys plus one (never NULL) */
+	struct htab keys;
 	struct off_file_hist *fh;
 	size_t nfh, fhcap;
 	/* per file while it is read */
@@ -95,43 +96,41 @@ static bool key_same(const struct off_key *a, const struct off_key *b)
 	       (strcmp(a->kind, "family") || !strcmp(a->comm, b->comm));
 }
 
-static int keys_resize(struct offline *o, size_t cap)
+static size_t key_ref(const void *entry)
 {
-	struct off_state *st = o->st;
-	size_t *slots = calloc(cap, sizeof(*slots)), i, j;
+	return (size_t)(uintptr_t)entry - 1;
+}
 
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < o->nkeys; i++) {
-		j = key_hash(&o->keys[i]) & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = i + 1;
-	}
-	free(st->slots);
-	st->slots = slots;
-	st->cap = cap;
-	return 0;
+static uint64_t key_ref_hash(const void *entry, void *ctx)
+{
+	const struct offline *o = ctx;
+
+	return key_hash(&o->keys[key_ref(entry)]);
+}
+
+static bool key_ref_is(const void *entry, const void *key, void *ctx)
+{
+	const struct offline *o = ctx;
+
+	return key_same(&o->keys[key_ref(entry)], key);
 }
 
 /* The key's index; made when new.  -ENOMEM. */
 static long key_get(struct offline *o, const struct off_key *k)
 {
 	struct off_state *st = o->st;
-	size_t j;
+	void *ref = htab_find(&st->keys, key_hash(k), k);
 
-	if ((o->nkeys + 1) * 2 > st->cap && keys_resize(o, st->cap ? st->cap * 2 : 1024))
-		return -ENOMEM;
-	for (j = key_hash(k) & (st->cap - 1); st->slots[j]; j = (j + 1) & (st->cap - 1))
-		if (key_same(&o->keys[st->slots[j] - 1], k)) {
-			/* a process's comm is the latest one (exec renames) */
-			if (strcmp(k->kind, "family"))
-				memcpy(o->keys[st->slots[j] - 1].comm, k->comm, sizeof(k->comm));
-			if (*k->file_name)
-				memcpy(o->keys[st->slots[j] - 1].file_name, k->file_name,
-				       sizeof(k->file_name));
-			return (long)st->slots[j] - 1;
-		}
+	if (ref) {
+		struct off_key *have = &o->keys[key_ref(ref)];
+
+		/* a process's comm is the latest one (exec renames) */
+		if (strcmp(k->kind, "family"))
+			memcpy(have->comm, k->comm, sizeof(k->comm));
+		if (*k->file_name)
+			memcpy(have->file_name, k->file_name, sizeof(k->file_name));
+		return (long)key_ref(ref);
+	}
 	if (o->nkeys == o->kcap) {
 		size_t cap = o->kcap ? o->kcap * 2 : 256;
 		struct off_key *n = realloc(o->keys, cap * sizeof(*n));
@@ -145,7 +144,11 @@ static long key_get(struct offline *o, const struct off_key *k)
 	o->keys[o->nkeys].h = calloc(1, sizeof(struct off_hist));
 	if (!o->keys[o->nkeys].h)
 		return -ENOMEM;
-	st->slots[j] = o->nkeys + 1;
+	/* hashed from o->keys: the entry is there before the insert */
+	if (htab_insert(&st->keys, (void *)(uintptr_t)(o->nkeys + 1))) {
+		free(o->keys[o->nkeys].h);
+		return -ENOMEM;
+	}
 	return (long)o->nkeys++;
 }
 
@@ -709,6 +712,7 @@ int offline_load(struct offline *o, char *const *files, size_t nfiles,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	htab_init(&o->st->keys, 1024, 1, 2, key_ref_hash, key_ref_is, o);
 	for (i = 0; i < nfiles; i++) {
 		o->files[i] = strdup(files[i]);
 		if (!o->files[i]) {
@@ -746,7 +750,7 @@ void offline_release(struct offline *o)
 	for (i = 0; i < o->nsites; i++)
 		free(o->sites[i]);
 	if (o->st) {
-		free(o->st->slots);
+		htab_release(&o->st->keys);
 		free(o->st->fh);
 	}
 	free(o->st);

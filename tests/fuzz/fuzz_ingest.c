@@ -322,17 +322,17 @@ static void check_labels(struct run *r)
 	size_t i, n = 0;
 	unsigned int l;
 
-	for (i = 0; i < r->an.kl_cap; i++) {
-		if (!r->an.kl[i].used)
-			continue;
+	for (i = htab_next(&r->an.kl, 0); i < r->an.kl.cap; i = htab_next(&r->an.kl, i + 1)) {
+		const struct key_labels *e = r->an.kl.slot[i];
+
 		n++;
 		for (l = 0; l < LABEL_COUNT; l++)
-			sum += r->an.kl[i].counts[l];
+			sum += e->counts[l];
 	}
-	CHECK(n == r->an.kl_n);
+	CHECK(n == r->an.kl.n);
 	CHECK(sum + r->labels_forgotten + r->an.labels_lost == r->labelled);
 	wtable_get_stats(r->wt, &st);
-	CHECK(r->an.kl_n <= st.keys);
+	CHECK(r->an.kl.n <= st.keys);
 }
 
 static void check_clusters(const struct analysis *an)
