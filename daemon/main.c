@@ -6,7 +6,9 @@
  *
  * The window timer is the clock of the daemon: on every tick it drains all
  * rings and only then closes the windows that ended, so a window's rows hold
- * every event of that window that reached a ring.
+ * every event of that window that reached a ring.  Only when a tick comes
+ * a window late (the loop stalled) does an event two windows ahead close
+ * the windows before it from inside wtable_add (window.h says why).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -46,11 +46,10 @@ struct wtable {
 	struct wtable_limits lim;
 	uint64_t room_window;	/* the last window make_room found none */
 	uint64_t drops, last_drop_ns;	/* records dropped so far, and when last */
-	/* kv records waiting for their window to close (kvq_flush) */
+	/* kv records waiting for their window to close (kvq_apply) */
 	struct kvq_ent *kvq;
 	size_t kvq_n, kvq_cap;
 	uint64_t kvq_seq;
-	bool kvq_busy;
 };
 
 const char *domain_name(int domain)
@@ -498,9 +497,10 @@ static unsigned int gpu_sums(struct wtable *wt, uint64_t w, struct gpu_sum *g)
 	return n;
 }
 
-static void kvq_flush(struct wtable *wt, uint64_t w);
-
-static void close_window(struct wtable *wt)
+/* Close the oldest open window: derive the row of every key that saw
+ * traffic in it and hand it on.  The only place a window closes; its kv
+ * records were applied before (close_next, kvq_apply). */
+static void close_one(struct wtable *wt)
 {
 	struct gpu_sum g[GPU_SUMS];
 	uint64_t w = wt->cur;
@@ -509,7 +509,6 @@ static void close_window(struct wtable *wt)
 	struct wrow r;
 	size_t i;
 
-	kvq_flush(wt, w);
 	ng = gpu_sums(wt, w, g);
 	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
 		struct acc *a = wt->keys.slot[i];
@@ -544,33 +543,6 @@ static void close_window(struct wtable *wt)
 	wt->cur = w + 1;
 	if (wt->cur % GC_EVERY_WINDOWS == 0)
 		table_gc(wt);
-}
-
-void wtable_close_until(struct wtable *wt, uint64_t now_ns)
-{
-	while (wt->t0_ns + (wt->cur + 1) * wt->window_ns <= now_ns)
-		close_window(wt);
-}
-
-void wtable_close_all(struct wtable *wt)
-{
-	size_t i;
-	uint64_t last;
-
-	kvq_flush(wt, WINDOW_NONE);
-	last = wt->cur;
-	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
-		struct acc *a = wt->keys.slot[i];
-
-		if (!a->slot)
-			continue;
-		if (a->slot[0].window != WINDOW_NONE && a->slot[0].window > last)
-			last = a->slot[0].window;
-		if (a->slot[1].window != WINDOW_NONE && a->slot[1].window > last)
-			last = a->slot[1].window;
-	}
-	while (wt->cur <= last)
-		close_window(wt);
 }
 
 /* ---- events ---- */
@@ -750,7 +722,7 @@ static void kv_pool_new(struct wtable *wt, struct acc *a, const struct cs_event 
 /* kvref's blocks: in use from CS_KV_USE to CS_KV_RELEASE, counted like slab
  * objects (with lifetime and CPU locality from per-block state); swap-ins
  * are refaults of the block's pages.  Records come in timestamp order
- * (kvq_flush), with block indices inside the pool (add_event). */
+ * (kvq_apply), with block indices inside the pool (apply_event). */
 static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const struct cs_event *e)
 {
 	uint64_t pages = a->kv_block_bytes ? (a->kv_block_bytes + 4095) / 4096 : 1;
@@ -829,52 +801,6 @@ static int kvq_cmp(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int add_event(struct wtable *wt, const struct cs_event *e);
-
-/* Apply, in timestamp order, the queued kv records of windows up to w
- * (WINDOW_NONE: all).  Called when window w closes, when every ring was
- * drained past its end: the two-window slack orders them. */
-static void kvq_flush(struct wtable *wt, uint64_t w)
-{
-	size_t i, n = 0;
-
-	if (wt->kvq_busy || !wt->kvq_n)
-		return;
-	qsort(wt->kvq, wt->kvq_n, sizeof(*wt->kvq), kvq_cmp);
-	while (n < wt->kvq_n && (w == WINDOW_NONE || wtable_window_of(wt, wt->kvq[n].e.ts_ns) <= w))
-		n++;
-	/* applying may close windows, which must not flush again meanwhile:
-	 * what they would flush is earlier, so applied already */
-	wt->kvq_busy = true;
-	for (i = 0; i < n; i++)
-		add_event(wt, &wt->kvq[i].e);
-	wt->kvq_busy = false;
-	memmove(wt->kvq, wt->kvq + n, (wt->kvq_n - n) * sizeof(*wt->kvq));
-	wt->kvq_n -= n;
-}
-
-static int kvq_push(struct wtable *wt, const struct cs_event *e)
-{
-	struct kvq_ent *q;
-	size_t cap;
-
-	if (wt->kvq_n == KV_QUEUE_MAX) {
-		wt->st.kv_queue_full++;
-		kvq_flush(wt, WINDOW_NONE);
-	}
-	if (wt->kvq_n == wt->kvq_cap) {
-		cap = wt->kvq_cap ? 2 * wt->kvq_cap : 256;
-		q = realloc(wt->kvq, cap * sizeof(*q));
-		if (!q)
-			return -ENOMEM;
-		wt->kvq = q;
-		wt->kvq_cap = cap;
-	}
-	wt->kvq[wt->kvq_n].e = *e;
-	wt->kvq[wt->kvq_n++].seq = wt->kvq_seq++;
-	return 0;
-}
-
 /* CUPTI records: kernels (count and busy time) on their family's key,
  * copies and device allocations on the memory key, counted like slab
  * objects (live bytes from allocation to release). */
@@ -915,7 +841,9 @@ static void add_gpu(struct acc *a, struct wslot *s, const struct cs_event *e)
 	}
 }
 
-static int add_event(struct wtable *wt, const struct cs_event *e)
+/* Account one event in its window, which is open: at most one past the
+ * oldest open one (advance).  Never closes a window. */
+static int apply_event(struct wtable *wt, const struct cs_event *e)
 {
 	uint64_t w = wtable_window_of(wt, e->ts_ns);
 	struct wkey k = { 0 };
@@ -928,8 +856,6 @@ static int add_event(struct wtable *wt, const struct cs_event *e)
 		wt->st.late++;
 		w = wt->cur;
 	}
-	while (w > wt->cur + 1)
-		close_window(wt);
 
 	k.tgid = e->tgid;
 	switch (e->type) {
@@ -991,6 +917,102 @@ static int add_event(struct wtable *wt, const struct cs_event *e)
 		add_kv(wt, a, s, e);
 	else
 		add_gpu(a, s, e);
+	return 0;
+}
+
+/* Apply, in timestamp order, the queued kv records of windows up to w
+ * (WINDOW_NONE: all).  Called before window w closes, when every ring was
+ * drained past its end: the two-window slack orders them.  With all, a
+ * record of a window two past the oldest open one first closes the
+ * windows before it, as an event of any other kind would (advance). */
+static void kvq_apply(struct wtable *wt, uint64_t w)
+{
+	size_t i, n = 0;
+
+	if (!wt->kvq_n)
+		return;
+	qsort(wt->kvq, wt->kvq_n, sizeof(*wt->kvq), kvq_cmp);
+	while (n < wt->kvq_n && (w == WINDOW_NONE || wtable_window_of(wt, wt->kvq[n].e.ts_ns) <= w))
+		n++;
+	for (i = 0; i < n; i++) {
+		while (wtable_window_of(wt, wt->kvq[i].e.ts_ns) > wt->cur + 1)
+			close_one(wt);
+		apply_event(wt, &wt->kvq[i].e);
+	}
+	memmove(wt->kvq, wt->kvq + n, (wt->kvq_n - n) * sizeof(*wt->kvq));
+	wt->kvq_n -= n;
+}
+
+/* ---- closing windows: close_next, from the tick or from advance ---- */
+
+static void close_next(struct wtable *wt)
+{
+	kvq_apply(wt, wt->cur);
+	close_one(wt);
+}
+
+/* Make window w open.  A key holds two window slots (window.h), so an
+ * event two windows past the oldest open one closes the windows before
+ * it: the daemon's tick was late (its loop stalled for a window), and the
+ * rows still come in window order. */
+static void advance(struct wtable *wt, uint64_t w)
+{
+	while (w > wt->cur + 1)
+		close_next(wt);
+}
+
+static int add_event(struct wtable *wt, const struct cs_event *e)
+{
+	advance(wt, wtable_window_of(wt, e->ts_ns));
+	return apply_event(wt, e);
+}
+
+void wtable_close_until(struct wtable *wt, uint64_t now_ns)
+{
+	while (wt->t0_ns + (wt->cur + 1) * wt->window_ns <= now_ns)
+		close_next(wt);
+}
+
+void wtable_close_all(struct wtable *wt)
+{
+	size_t i;
+	uint64_t last;
+
+	kvq_apply(wt, WINDOW_NONE);
+	last = wt->cur;
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
+		struct acc *a = wt->keys.slot[i];
+
+		if (!a->slot)
+			continue;
+		if (a->slot[0].window != WINDOW_NONE && a->slot[0].window > last)
+			last = a->slot[0].window;
+		if (a->slot[1].window != WINDOW_NONE && a->slot[1].window > last)
+			last = a->slot[1].window;
+	}
+	while (wt->cur <= last)
+		close_next(wt);
+}
+
+static int kvq_push(struct wtable *wt, const struct cs_event *e)
+{
+	struct kvq_ent *q;
+	size_t cap;
+
+	if (wt->kvq_n == KV_QUEUE_MAX) {
+		wt->st.kv_queue_full++;
+		kvq_apply(wt, WINDOW_NONE);
+	}
+	if (wt->kvq_n == wt->kvq_cap) {
+		cap = wt->kvq_cap ? 2 * wt->kvq_cap : 256;
+		q = realloc(wt->kvq, cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		wt->kvq = q;
+		wt->kvq_cap = cap;
+	}
+	wt->kvq[wt->kvq_n].e = *e;
+	wt->kvq[wt->kvq_n++].seq = wt->kvq_seq++;
 	return 0;
 }
 

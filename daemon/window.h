@@ -286,9 +286,13 @@ struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,
 			  void *ctx);
 void wtable_free(struct wtable *wt);
 
-/* Account one event.  Returns 0 (also for a rejected user-space probe
- * record, counted in the stats), or -ENOMEM (the event is lost and counted
- * by the caller). */
+/* Account one event.  Windows close on the caller's tick
+ * (wtable_close_until), and here only where they must: a key holds two
+ * window slots, so an event two windows past the oldest open one (a tick
+ * a window late) closes the windows before it first, each after its
+ * queued kv records; rows still come in window order.  Returns 0 (also
+ * for a rejected user-space probe record, counted in the stats), or
+ * -ENOMEM (the event is lost and counted by the caller). */
 int wtable_add(struct wtable *wt, const struct cs_event *e);
 
 /* The checks of a user-space probe record that need no state (also for

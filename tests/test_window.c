@@ -1280,6 +1280,42 @@ static void wtable_add__kv_release_read_before_use_across_cpus__block_freed(void
  * the release in window 1 on CPU 1; window 0 closes with the block in use,
  * window 1 with it free, and one block twice taken up and given back in
  * an interleaving of both rings ends free too. */
+/* No tick for three windows (the daemon's loop stalled): an event of window
+ * 3 closes windows 0 and 1 first, each after its queued kv records were
+ * applied, so the rows come in window order and none is late. */
+static void wtable_add__event_past_two_open_windows__closes_them_kv_first(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	e = kv_ev(T0 + 1, CS_KV_POOL, 8, 0, 73728);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + 10 * MS, CS_KV_USE, 2, 0, 0);
+	wtable_add(wt, &e);
+	e = alloc_ev(T0 + 20 * MS, 0x1000, 0, 192, 0xaa);
+	wtable_add(wt, &e);
+	e = kv_ev(T0 + WIN + 10 * MS, CS_KV_USE, 3, 0, 0);
+	wtable_add(wt, &e);
+	assert_int_equal(rows.n, 0);
+	e = alloc_ev(T0 + 3 * WIN + 10 * MS, 0x2000, 0, 192, 0xaa);
+	wtable_add(wt, &e);
+	/* windows 0 (kv and slab) and 1 (kv) closed; 2 and 3 still open */
+	assert_int_equal(rows.n, 3);
+	for (i = 0; i < rows.n; i++)
+		assert_true(rows.r[i].window == (i < 2 ? 0 : 1));
+	for (i = 0; i < rows.n; i++)
+		assert_int_equal(rows.r[i].s->allocs, 1);
+	assert_int_equal(stats_of(wt).windows, 2);
+	assert_int_equal(stats_of(wt).late, 0);
+	wtable_close_all(wt);
+	assert_int_equal(rows.n, 4);
+	assert_int_equal(rows.r[3].window, 3);
+	wtable_free(wt);
+}
+
 static void wtable_close_until__kv_out_of_order_over_window_end__ordered(void **state)
 {
 	struct rows rows = { .n = 0 };
@@ -1439,6 +1475,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__forged_gpu_records__rejected_sums_bounded),
 		cmocka_unit_test(wtable_add__kv_release_read_before_use_across_cpus__block_freed),
 		cmocka_unit_test(wtable_close_until__kv_out_of_order_over_window_end__ordered),
+		cmocka_unit_test(wtable_add__event_past_two_open_windows__closes_them_kv_first),
 		cmocka_unit_test(wtable_add__kv_flood__queue_bounded_nothing_lost),
 	};
 
