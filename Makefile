@@ -56,12 +56,12 @@ DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 # features, labels, clusters and their outputs, with no BPF, no privileges
 # and no log.  One archive linked by the daemon, the CLI (its offline
 # verbs), the tests and the benchmarks alike: the linker takes what each uses.
-CORE_MODS := event window history htab stats topk features classify analysis report csv csvread \
+CORE_MODS := event window history htab stats topk kvpool gpu usdt features classify analysis report csv csvread \
 	rowcsv rows strutil kstate cgroup
 CORE_OBJS := $(CORE_MODS:%=$(OUTPUT)/daemon/%.o) $(OUTPUT)/cluster/dbscan.o
 CORE_LIB := $(OUTPUT)/libcscore.a
 # the window table, as the fuzzers compile it from source
-WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/stats.c daemon/topk.c
+WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c daemon/gpu.c daemon/usdt.c daemon/stats.c daemon/topk.c
 
 UNIT_TESTS := args csv event window htab kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn

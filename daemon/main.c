@@ -328,7 +328,7 @@ static void collect_stats(struct daemon *d, struct report_fields *f)
 	/* records of user-space probes rejected for their values, by reason */
 	report_u64(f, "usdt_rejected", c.w.rejected);
 	for (r = 0; r < REJ_N; r++) {
-		snprintf(name, sizeof(name), "usdt_rejected_%s", wtable_reject_name(r));
+		snprintf(name, sizeof(name), "usdt_rejected_%s", usdt_reject_name(r));
 		report_u64(f, name, c.w.rejected_by[r]);
 	}
 	report_u64(f, "usdt_rejected_last_tgid", c.w.rejected_tgid);
@@ -460,7 +460,7 @@ static int render_metrics(void *ctx, char **body, size_t *len)
 	m.sample_slots = d->smp.sampled;
 	m.sample_changes = d->smp.changes;
 	for (i = 0; i < REJ_N; i++)
-		metrics_named_set(&m.usdt_rejected, wtable_reject_name(i), c.w.rejected_by[i]);
+		metrics_named_set(&m.usdt_rejected, usdt_reject_name(i), c.w.rejected_by[i]);
 	control_get_stats(d->ctl, &cs);
 	m.control_served = cs.served;
 	m.control_timeouts = cs.timeouts;

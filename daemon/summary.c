@@ -192,7 +192,7 @@ static void warn_rejected(const struct wtable_stats *w)
 	for (r = 0; r < REJ_N && o < sizeof(by); r++)
 		if (w->rejected_by[r])
 			o += snprintf(by + o, sizeof(by) - o, " %s=%" PRIu64,
-				      wtable_reject_name(r), w->rejected_by[r]);
+				      usdt_reject_name(r), w->rejected_by[r]);
 	log_warn("%" PRIu64 " user-space probe records rejected for their values (%s ),"
 		 " the last from pid %u", w->rejected, by, w->rejected_tgid);
 }

@@ -20,18 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gpu.h"
 #include "htab.h"
+#include "kvpool.h"
 #include "window.h"
 
 #define GC_EVERY_WINDOWS 64
 #define GC_IDLE_NS (60ull * 1000000000ull)
 /* a process's key idle this long is checked for the process's exit */
 #define GC_EXIT_CHECK_NS (5ull * 1000000000ull)
-
-struct kvq_ent {
-	struct cs_event e;
-	uint64_t seq;		/* arrival order, for equal timestamps */
-};
 
 struct wtable {
 	struct htab keys;	/* of struct acc */
@@ -47,9 +44,7 @@ struct wtable {
 	uint64_t room_window;	/* the last window make_room found none */
 	uint64_t drops, last_drop_ns;	/* records dropped so far, and when last */
 	/* kv records waiting for their window to close (kvq_apply) */
-	struct kvq_ent *kvq;
-	size_t kvq_n, kvq_cap;
-	uint64_t kvq_seq;
+	struct kvpool_queue kvq;
 };
 
 const char *domain_name(int domain)
@@ -132,8 +127,8 @@ static void acc_free(struct acc *a)
 		return;
 	free(a->slot);
 	free(a->th);
-	free(a->kv_use_ts);
-	free(a->kv_use_cpu);
+	free(a->pool.use_ts);
+	free(a->pool.use_cpu);
 	free(a);
 }
 
@@ -238,13 +233,12 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 /* Forget a key with nothing live (drop) or merge it into its others key
  * (retire: live objects, totals and history go there, and so will the
  * frees of its objects).  Returns 0, or -ENOMEM (the key stays). */
-static void kv_pool_release(struct wtable *wt, struct acc *a);
 
 static void acc_drop(struct wtable *wt, struct acc *a)
 {
 	if (wt->lim.key_gone)
 		wt->lim.key_gone(&a->key, NULL, wt->ctx);
-	kv_pool_release(wt, a);
+	kvpool_release(&a->pool, &wt->st.kv_blocks);
 	htab_remove(&wt->keys, a);
 	acc_free(a);
 	wt->st.keys_dropped++;
@@ -260,7 +254,7 @@ static int acc_retire(struct wtable *wt, struct acc *a)
 	acc_merge(o, a);
 	if (wt->lim.key_gone)
 		wt->lim.key_gone(&a->key, &o->key, wt->ctx);
-	kv_pool_release(wt, a);
+	kvpool_release(&a->pool, &wt->st.kv_blocks);
 	htab_remove(&wt->keys, a);
 	acc_free(a);
 	return 0;
@@ -367,7 +361,7 @@ void wtable_free(struct wtable *wt)
 		acc_free(wt->keys.slot[i]);
 	htab_release(&wt->keys);
 	history_files_release(&wt->files);
-	free(wt->kvq);
+	kvpool_queue_release(&wt->kvq);
 	free(wt);
 }
 
@@ -458,58 +452,20 @@ static void table_gc(struct wtable *wt)
 	history_files_gc(&wt->files, wt->cur);
 }
 
-/* The host-GPU join: what each process did on the GPU in window w. */
-struct gpu_sum {
-	uint32_t tgid;
-	uint64_t kernel_ns, kv_kernel_ns, copy_bytes;
-};
-
-#define GPU_SUMS 64
-
-static unsigned int gpu_sums(struct wtable *wt, uint64_t w, struct gpu_sum *g)
-{
-	unsigned int n = 0, j;
-	size_t i;
-
-	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
-		const struct acc *a = wt->keys.slot[i];
-		const struct wslot *s;
-
-		if (a->key.domain != DOM_GPU || !a->slot)
-			continue;
-		s = &a->slot[w & 1];
-		if (s->window != w)
-			continue;
-		for (j = 0; j < n && g[j].tgid != a->key.tgid; j++)
-			;
-		if (j == n) {
-			if (n == GPU_SUMS)
-				continue;
-			memset(&g[n], 0, sizeof(g[n]));
-			g[n++].tgid = a->key.tgid;
-		}
-		if (a->key.id == GPU_KEY_KV_KERNELS)
-			g[j].kv_kernel_ns += s->gpu_kernel_ns;
-		else
-			g[j].kernel_ns += s->gpu_kernel_ns;
-		g[j].copy_bytes += s->gpu_copy_in_bytes + s->gpu_copy_out_bytes;
-	}
-	return n;
-}
-
 /* Close the oldest open window: derive the row of every key that saw
  * traffic in it and hand it on.  The only place a window closes; its kv
  * records were applied before (close_next, kvq_apply). */
 static void close_one(struct wtable *wt)
 {
-	struct gpu_sum g[GPU_SUMS];
+	struct gpu_join g;
 	uint64_t w = wt->cur;
-	unsigned int ng, j;
 	struct wslot *s;
 	struct wrow r;
 	size_t i;
 
-	ng = gpu_sums(wt, w, g);
+	gpu_join_reset(&g);
+	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1))
+		gpu_join_key(&g, wt->keys.slot[i], w);
 	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
 		struct acc *a = wt->keys.slot[i];
 
@@ -526,13 +482,7 @@ static void close_one(struct wtable *wt)
 		age_update(wt, a, &r);
 		history_locality(&a->loc, &r);
 		thrash_update(wt, a, &r);
-		for (j = 0; j < ng; j++) {
-			if (g[j].tgid != a->key.tgid)
-				continue;
-			r.tgid_gpu_kernel_ns = g[j].kernel_ns;
-			r.tgid_gpu_kv_kernel_ns = g[j].kv_kernel_ns;
-			r.tgid_gpu_copy_bytes = g[j].copy_bytes;
-		}
+		gpu_join_row(&g, &r);
 		if (wt->row_fn)
 			wt->row_fn(&r, wt->ctx);
 		wt->st.rows++;
@@ -619,18 +569,7 @@ static void add_page(struct acc *a, struct wslot *s, const struct cs_event *e)
 	a->total_page_dels += pages;
 }
 
-/* ---- user-space probe records: bounds, and kv records in order ---- */
-
-static const char *const reject_names[REJ_N] = {
-	[REJ_RANGE] = "range", [REJ_KV_POOL] = "kv_pool", [REJ_KV_BUDGET] = "kv_budget",
-	[REJ_KV_BLOCK] = "kv_block", [REJ_KV_ARG] = "kv_arg", [REJ_GPU_TIME] = "gpu_time",
-	[REJ_GPU_BYTES] = "gpu_bytes", [REJ_GPU_KIND] = "gpu_kind",
-};
-
-const char *wtable_reject_name(unsigned int reason)
-{
-	return reason < REJ_N ? reject_names[reason] : "?";
-}
+/* ---- user-space probe records: bounds (usdt.c), kv records in order ---- */
 
 static bool reject(struct wtable *wt, const struct cs_event *e, unsigned int reason)
 {
@@ -640,205 +579,11 @@ static bool reject(struct wtable *wt, const struct cs_event *e, unsigned int rea
 	return true;
 }
 
-/* A start/end pair: an open record (end 0, CUPTI's forced flush) has no
- * time; otherwise end >= start and the span is bounded. */
-static bool gpu_time_bad(const struct cs_event *e)
-{
-	return e->gpu.end && (e->gpu.end < e->gpu.start ||
-			      e->gpu.end - e->gpu.start > GPU_MAX_SPAN_NS);
-}
-
 bool wtable_reject(struct wtable *wt, const struct cs_event *e)
 {
-	if (e->type != CS_EV_KV && e->type != CS_EV_GPU)
-		return false;
-	if (e->flags & CS_F_RANGE)
-		return reject(wt, e, REJ_RANGE);
-	if (e->type == CS_EV_KV) {
-		if (e->kv.op == CS_KV_POOL && (!e->kv.block || e->kv.block > KV_MAX_BLOCKS ||
-					       e->kv.arg < 1 ||
-					       (uint64_t)e->kv.arg > KV_MAX_BLOCK_BYTES))
-			return reject(wt, e, REJ_KV_POOL);
-		if ((e->kv.op == CS_KV_SWAP_IN || e->kv.op == CS_KV_SWAP_OUT) && e->kv.arg < 0)
-			return reject(wt, e, REJ_KV_ARG);
-		return false;
-	}
-	switch (e->gpu.op) {
-	case CS_GPU_MEMCPY:
-		if (e->gpu.kind >= GPU_MEMCPY_KINDS)
-			return reject(wt, e, REJ_GPU_KIND);
-		/* fall through */
-	case CS_GPU_KERNEL:
-	case CS_GPU_KV_KERNEL:
-		if (gpu_time_bad(e))
-			return reject(wt, e, REJ_GPU_TIME);
-		/* fall through */
-	case CS_GPU_ALLOC:
-	case CS_GPU_RELEASE:
-		if (e->gpu.bytes > GPU_MAX_BYTES)
-			return reject(wt, e, REJ_GPU_BYTES);
-		return false;
-	case CS_GPU_DROPPED:
-		if (e->gpu.bytes > GPU_MAX_DROPPED)
-			return reject(wt, e, REJ_GPU_BYTES);
-		return false;
-	}
-	return false;
-}
+	unsigned int why = usdt_check(e);
 
-static void kv_pool_release(struct wtable *wt, struct acc *a)
-{
-	wt->st.kv_blocks -= a->kv_nblocks;
-	a->kv_nblocks = 0;
-	free(a->kv_use_ts);
-	free(a->kv_use_cpu);
-	a->kv_use_ts = NULL;
-	a->kv_use_cpu = NULL;
-}
-
-/* A new pool (bounds checked by wtable_reject): the last one is gone with
- * it, whether or not this one can be tracked. */
-static void kv_pool_new(struct wtable *wt, struct acc *a, const struct cs_event *e)
-{
-	kv_pool_release(wt, a);
-	a->kv_block_bytes = (uint64_t)e->kv.arg;
-	a->live_objs = 0;
-	a->live_bytes = 0;
-	history_cohorts_clear(&a->age);
-	if (wt->st.kv_blocks + e->kv.block > KV_BLOCK_BUDGET) {
-		reject(wt, e, REJ_KV_BUDGET);
-		return;
-	}
-	a->kv_use_ts = calloc(e->kv.block, sizeof(*a->kv_use_ts));
-	a->kv_use_cpu = calloc(e->kv.block, sizeof(*a->kv_use_cpu));
-	if (!a->kv_use_ts || !a->kv_use_cpu) {
-		kv_pool_release(wt, a);
-		return;
-	}
-	a->kv_nblocks = e->kv.block;
-	wt->st.kv_blocks += a->kv_nblocks;
-}
-
-/* kvref's blocks: in use from CS_KV_USE to CS_KV_RELEASE, counted like slab
- * objects (with lifetime and CPU locality from per-block state); swap-ins
- * are refaults of the block's pages.  Records come in timestamp order
- * (kvq_apply), with block indices inside the pool (apply_event). */
-static void add_kv(struct wtable *wt, struct acc *a, struct wslot *s, const struct cs_event *e)
-{
-	uint64_t pages = a->kv_block_bytes ? (a->kv_block_bytes + 4095) / 4096 : 1;
-	uint32_t b = e->kv.block;
-
-	switch (e->kv.op) {
-	case CS_KV_POOL:
-		/* hash: 1 when the pool is in GPU memory (kvref --backend cuda) */
-		snprintf(a->name, sizeof(a->name), "%s", e->kv.hash == 1 ? "kv-pool-gpu" : "kv-pool");
-		kv_pool_new(wt, a, e);
-		break;
-	case CS_KV_USE:
-		/* a swap-in fires block_alloc and then a prefix hit at
-		 * refcount 1: one taking-up, counted once */
-		if (a->kv_use_ts[b])
-			break;
-		s->allocs++;
-		s->bytes_req += a->kv_block_bytes;
-		s->bytes_alloc += a->kv_block_bytes;
-		topk_add(&s->sizes, a->kv_block_bytes);
-		topk_add(&s->sites, 0);
-		a->live_objs++;
-		a->live_bytes += a->kv_block_bytes;
-		a->total_allocs++;
-		history_cohort_add(&a->age, e->ts_ns, 1, 1);
-		a->kv_use_ts[b] = e->ts_ns;
-		a->kv_use_cpu[b] = e->cpu;
-		break;
-	case CS_KV_RELEASE:
-		/* only blocks seen taken up count, as for slab objects */
-		if (!a->kv_use_ts[b])
-			break;
-		s->frees++;
-		s->bytes_freed += a->kv_block_bytes;
-		s->lifetime_hist[stats_log2_bucket(e->ts_ns > a->kv_use_ts[b] ?
-					     e->ts_ns - a->kv_use_ts[b] : 0)]++;
-		history_cohort_add(&a->age, a->kv_use_ts[b], -1, 1);
-		if (a->kv_use_cpu[b] == e->cpu) {
-			s->same_cpu_frees++;
-		} else {
-			s->remote_frees++;
-			s->own_remote_frees++;	/* the pool's own process */
-		}
-		a->kv_use_ts[b] = 0;
-		a->live_objs--;
-		a->live_bytes -= a->kv_block_bytes;
-		a->total_frees++;
-		break;
-	case CS_KV_SWAP_OUT:
-		s->kv_swap_outs++;
-		s->page_dels += pages;
-		a->total_page_dels += pages;
-		break;
-	case CS_KV_SWAP_IN:
-		s->kv_swap_ins++;
-		s->page_adds += pages;
-		s->refaults++;
-		s->refault_pages += pages;
-		/* back within a pool's worth of evictions: a pool twice the
-		 * size would have kept it (the kernel's workingset test) */
-		if ((uint64_t)e->kv.arg <= a->kv_nblocks)
-			s->repeat_pages += pages;
-		s->refault_hist[stats_log2_bucket((uint64_t)e->kv.arg)]++;
-		a->total_page_adds += pages;
-		a->total_refaults++;
-		break;
-	}
-}
-
-static int kvq_cmp(const void *x, const void *y)
-{
-	const struct kvq_ent *a = x, *b = y;
-
-	if (a->e.ts_ns != b->e.ts_ns)
-		return a->e.ts_ns < b->e.ts_ns ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* CUPTI records: kernels (count and busy time) on their family's key,
- * copies and device allocations on the memory key, counted like slab
- * objects (live bytes from allocation to release). */
-static void add_gpu(struct acc *a, struct wslot *s, const struct cs_event *e)
-{
-	switch (e->gpu.op) {
-	case CS_GPU_KERNEL:
-	case CS_GPU_KV_KERNEL:
-		s->gpu_kernels++;
-		if (e->gpu.end > e->gpu.start)
-			s->gpu_kernel_ns += e->gpu.end - e->gpu.start;
-		break;
-	case CS_GPU_MEMCPY:
-		s->gpu_copies++;
-		if (e->gpu.kind == 1)		/* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */
-			s->gpu_copy_in_bytes += e->gpu.bytes;
-		else if (e->gpu.kind == 2)	/* CUPTI_ACTIVITY_MEMCPY_KIND_DTOH */
-			s->gpu_copy_out_bytes += e->gpu.bytes;
-		break;
-	case CS_GPU_ALLOC:
-		s->allocs++;
-		s->bytes_req += e->gpu.bytes;
-		s->bytes_alloc += e->gpu.bytes;
-		topk_add(&s->sizes, e->gpu.bytes);
-		topk_add(&s->sites, 0);
-		a->live_objs++;
-		a->live_bytes += e->gpu.bytes;
-		a->total_allocs++;
-		break;
-	case CS_GPU_RELEASE:
-		s->frees++;
-		s->same_cpu_frees++;	/* device memory: no CPU to be remote from */
-		s->bytes_freed += e->gpu.bytes;
-		a->live_objs--;
-		a->live_bytes -= e->gpu.bytes;
-		a->total_frees++;
-		break;
-	}
+	return why != REJ_NONE && reject(wt, e, why);
 }
 
 /* Account one event in its window, which is open: at most one past the
@@ -848,6 +593,7 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
 	uint64_t w = wtable_window_of(wt, e->ts_ns);
 	struct wkey k = { 0 };
 	struct wslot *s;
+	unsigned int why;
 	struct acc *a;
 	bool others;
 
@@ -892,7 +638,7 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
 		return -ENOMEM;
 	if (others)
 		wt->st.others_events++;
-	if (k.domain == DOM_KV && e->kv.op != CS_KV_POOL && e->kv.block >= a->kv_nblocks) {
+	if (k.domain == DOM_KV && e->kv.op != CS_KV_POOL && e->kv.block >= a->pool.nblocks) {
 		reject(wt, e, REJ_KV_BLOCK);	/* before it opens a window */
 		return 0;
 	}
@@ -913,10 +659,10 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
 		add_slab(a, s, e);
 	else if (k.domain == DOM_PAGE)
 		add_page(a, s, e);
-	else if (k.domain == DOM_KV)
-		add_kv(wt, a, s, e);
-	else
-		add_gpu(a, s, e);
+	else if (k.domain == DOM_GPU)
+		gpu_add(a, s, e);
+	else if ((why = kvpool_add(a, s, e, &wt->st.kv_blocks)) != REJ_NONE)
+		reject(wt, e, why);
 	return 0;
 }
 
@@ -929,18 +675,19 @@ static void kvq_apply(struct wtable *wt, uint64_t w)
 {
 	size_t i, n = 0;
 
-	if (!wt->kvq_n)
+	struct kvpool_queue *q = &wt->kvq;
+
+	if (!q->n)
 		return;
-	qsort(wt->kvq, wt->kvq_n, sizeof(*wt->kvq), kvq_cmp);
-	while (n < wt->kvq_n && (w == WINDOW_NONE || wtable_window_of(wt, wt->kvq[n].e.ts_ns) <= w))
+	kvpool_queue_sort(q);
+	while (n < q->n && (w == WINDOW_NONE || wtable_window_of(wt, q->ent[n].e.ts_ns) <= w))
 		n++;
 	for (i = 0; i < n; i++) {
-		while (wtable_window_of(wt, wt->kvq[i].e.ts_ns) > wt->cur + 1)
+		while (wtable_window_of(wt, q->ent[i].e.ts_ns) > wt->cur + 1)
 			close_one(wt);
-		apply_event(wt, &wt->kvq[i].e);
+		apply_event(wt, &q->ent[i].e);
 	}
-	memmove(wt->kvq, wt->kvq + n, (wt->kvq_n - n) * sizeof(*wt->kvq));
-	wt->kvq_n -= n;
+	kvpool_queue_drop(q, n);
 }
 
 /* ---- closing windows: close_next, from the tick or from advance ---- */
@@ -994,26 +741,13 @@ void wtable_close_all(struct wtable *wt)
 		close_next(wt);
 }
 
-static int kvq_push(struct wtable *wt, const struct cs_event *e)
+static int kv_queue(struct wtable *wt, const struct cs_event *e)
 {
-	struct kvq_ent *q;
-	size_t cap;
-
-	if (wt->kvq_n == KV_QUEUE_MAX) {
+	if (wt->kvq.n == KV_QUEUE_MAX) {
 		wt->st.kv_queue_full++;
 		kvq_apply(wt, WINDOW_NONE);
 	}
-	if (wt->kvq_n == wt->kvq_cap) {
-		cap = wt->kvq_cap ? 2 * wt->kvq_cap : 256;
-		q = realloc(wt->kvq, cap * sizeof(*q));
-		if (!q)
-			return -ENOMEM;
-		wt->kvq = q;
-		wt->kvq_cap = cap;
-	}
-	wt->kvq[wt->kvq_n].e = *e;
-	wt->kvq[wt->kvq_n++].seq = wt->kvq_seq++;
-	return 0;
+	return kvpool_queue_push(&wt->kvq, e);
 }
 
 int wtable_add(struct wtable *wt, const struct cs_event *e)
@@ -1025,7 +759,7 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 	if (wtable_reject(wt, e))
 		return 0;
 	if (e->type == CS_EV_KV)
-		return kvq_push(wt, e);
+		return kv_queue(wt, e);
 	if (e->type != CS_EV_SLAB_ALLOC || !(e->flags & CS_F_UNSEEN))
 		return add_event(wt, e);
 	/* an alloc over a live address: first the unseen free of the object

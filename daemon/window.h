@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include "../bpf/cachescope.h"
 #include "history.h"
+#include "kvpool.h"
+#include "usdt.h"
 #include "stats.h"
 #include "topk.h"
 
@@ -108,11 +110,7 @@ struct acc {
 	struct loc_hist loc;
 	struct thist *th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
-	/* kv domain: the pool, and when and where each block was taken up */
-	uint64_t kv_block_bytes;
-	uint32_t kv_nblocks;
-	uint64_t *kv_use_ts;
-	uint16_t *kv_use_cpu;
+	struct kvpool pool;	/* kv domain: the pool's blocks */
 };
 
 /* One closed (window, key), with what the accumulators derive. */
@@ -170,43 +168,6 @@ struct wrow {
 
 typedef void (*wtable_row_fn)(const struct wrow *row, void *ctx);
 typedef void (*wtable_resolve_fn)(struct acc *acc, void *ctx);
-
-/*
- * Records of user-space probes (kvref's kv probes, the CUPTI library's gpu
- * probes) carry whatever values the process passed: any local process can
- * load the library or run kvref and fire them.  Values out of these bounds
- * are rejected, counted by reason (wtable_stats.rejected) and never reach a
- * key's state; the kv pool's per-block state is bounded per pool and over
- * all pools together.
- */
-#define KV_MAX_BLOCKS		(1u << 22)	/* blocks of one pool */
-#define KV_BLOCK_BUDGET		(1u << 22)	/* of all pools together (10 bytes each) */
-#define KV_MAX_BLOCK_BYTES	(1ull << 30)
-#define GPU_MAX_SPAN_NS		(3600ull * 1000000000ull)	/* a kernel or copy */
-#define GPU_MAX_BYTES		(1ull << 42)	/* a copy, allocation or release */
-#define GPU_MAX_DROPPED		(1ull << 32)	/* records CUPTI dropped, one report */
-#define GPU_MEMCPY_KINDS	16		/* CUpti_ActivityMemcpyKind below this */
-/* kv records wait (at most this many) until their window closes, and are
- * then applied in timestamp order: the rings are drained one CPU after
- * another, so a block's release on one CPU may be read before its use on
- * another */
-#define KV_QUEUE_MAX		65536
-
-enum wtable_reject {
-	REJ_RANGE,	/* an argument did not fit its field (CS_F_RANGE, BPF) */
-	REJ_KV_POOL,	/* a pool of no or over KV_MAX_BLOCKS blocks, or block
-			 * bytes not in 1..KV_MAX_BLOCK_BYTES */
-	REJ_KV_BUDGET,	/* pools of all processes past KV_BLOCK_BUDGET blocks */
-	REJ_KV_BLOCK,	/* a block index outside the process's pool (or no pool) */
-	REJ_KV_ARG,	/* a negative swap slot or eviction count */
-	REJ_GPU_TIME,	/* end before start, or a span over GPU_MAX_SPAN_NS */
-	REJ_GPU_BYTES,	/* bytes over GPU_MAX_BYTES (dropped: GPU_MAX_DROPPED) */
-	REJ_GPU_KIND,	/* a copy kind not below GPU_MEMCPY_KINDS */
-	REJ_N
-};
-
-/* "kv_block" for REJ_KV_BLOCK...; "?" past REJ_N */
-const char *wtable_reject_name(unsigned int reason);
 
 struct wtable_stats {
 	uint64_t events;

@@ -1081,8 +1081,8 @@ static void wtable_add__forged_kv_pools__rejected_counted_nothing_allocated(void
 	assert_int_equal(st.rejected_tgid, 9);
 	assert_int_equal(st.kv_blocks, 0);
 	assert_int_equal(rows.n, 0);		/* no key saw a counted event */
-	assert_string_equal(wtable_reject_name(REJ_KV_POOL), "kv_pool");
-	assert_string_equal(wtable_reject_name(REJ_N), "?");
+	assert_string_equal(usdt_reject_name(REJ_KV_POOL), "kv_pool");
+	assert_string_equal(usdt_reject_name(REJ_N), "?");
 	wtable_free(wt);
 }
 

@@ -38,10 +38,10 @@ static int key_check(struct acc *a, void *ctx)
 	(void)ctx;
 	if (a->key.domain != DOM_KV || a->key.tgid == CS_TGID_OTHER)
 		return 0;
-	for (b = 0; b < a->kv_nblocks; b++)
-		in_use += a->kv_use_ts[b] != 0;
+	for (b = 0; b < a->pool.nblocks; b++)
+		in_use += a->pool.use_ts[b] != 0;
 	check(a->live_objs >= 0 && (uint64_t)a->live_objs == in_use);
-	check(a->kv_nblocks <= KV_MAX_BLOCKS);
+	check(a->pool.nblocks <= KV_MAX_BLOCKS);
 	return 0;
 }
 

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The gpu domain's records and the host-GPU join: see gpu.h. */
+#include <string.h>
+#include "gpu.h"
+#include "window.h"
+
+void gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e)
+{
+	switch (e->gpu.op) {
+	case CS_GPU_KERNEL:
+	case CS_GPU_KV_KERNEL:
+		s->gpu_kernels++;
+		if (e->gpu.end > e->gpu.start)
+			s->gpu_kernel_ns += e->gpu.end - e->gpu.start;
+		break;
+	case CS_GPU_MEMCPY:
+		s->gpu_copies++;
+		if (e->gpu.kind == 1)		/* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */
+			s->gpu_copy_in_bytes += e->gpu.bytes;
+		else if (e->gpu.kind == 2)	/* CUPTI_ACTIVITY_MEMCPY_KIND_DTOH */
+			s->gpu_copy_out_bytes += e->gpu.bytes;
+		break;
+	case CS_GPU_ALLOC:
+		s->allocs++;
+		s->bytes_req += e->gpu.bytes;
+		s->bytes_alloc += e->gpu.bytes;
+		topk_add(&s->sizes, e->gpu.bytes);
+		topk_add(&s->sites, 0);
+		a->live_objs++;
+		a->live_bytes += e->gpu.bytes;
+		a->total_allocs++;
+		break;
+	case CS_GPU_RELEASE:
+		s->frees++;
+		s->same_cpu_frees++;	/* device memory: no CPU to be remote from */
+		s->bytes_freed += e->gpu.bytes;
+		a->live_objs--;
+		a->live_bytes -= e->gpu.bytes;
+		a->total_frees++;
+		break;
+	}
+}
+
+void gpu_join_reset(struct gpu_join *j)
+{
+	j->n = 0;
+}
+
+void gpu_join_key(struct gpu_join *j, const struct acc *a, uint64_t w)
+{
+	const struct wslot *s;
+	unsigned int i;
+
+	if (a->key.domain != DOM_GPU || !a->slot)
+		return;
+	s = &a->slot[w & 1];
+	if (s->window != w)
+		return;
+	for (i = 0; i < j->n && j->sum[i].tgid != a->key.tgid; i++)
+		;
+	if (i == j->n) {
+		if (j->n == GPU_JOIN_MAX)
+			return;
+		memset(&j->sum[j->n], 0, sizeof(j->sum[j->n]));
+		j->sum[j->n++].tgid = a->key.tgid;
+	}
+	if (a->key.id == GPU_KEY_KV_KERNELS)
+		j->sum[i].kv_kernel_ns += s->gpu_kernel_ns;
+	else
+		j->sum[i].kernel_ns += s->gpu_kernel_ns;
+	j->sum[i].copy_bytes += s->gpu_copy_in_bytes + s->gpu_copy_out_bytes;
+}
+
+void gpu_join_row(const struct gpu_join *j, struct wrow *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < j->n; i++) {
+		if (j->sum[i].tgid != r->acc->key.tgid)
+			continue;
+		r->tgid_gpu_kernel_ns = j->sum[i].kernel_ns;
+		r->tgid_gpu_kv_kernel_ns = j->sum[i].kv_kernel_ns;
+		r->tgid_gpu_copy_bytes = j->sum[i].copy_bytes;
+	}
+}

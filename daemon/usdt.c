@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The stateless bounds of user-space probe records: see usdt.h. */
+#include <stdbool.h>
+#include "usdt.h"
+
+static const char *const reject_names[REJ_N] = {
+	[REJ_RANGE] = "range", [REJ_KV_POOL] = "kv_pool", [REJ_KV_BUDGET] = "kv_budget",
+	[REJ_KV_BLOCK] = "kv_block", [REJ_KV_ARG] = "kv_arg", [REJ_GPU_TIME] = "gpu_time",
+	[REJ_GPU_BYTES] = "gpu_bytes", [REJ_GPU_KIND] = "gpu_kind",
+};
+
+const char *usdt_reject_name(unsigned int reason)
+{
+	return reason < REJ_N ? reject_names[reason] : "?";
+}
+
+/* A start/end pair: an open record (end 0, CUPTI's forced flush) has no
+ * time; otherwise end >= start and the span is bounded. */
+static bool gpu_time_bad(const struct cs_event *e)
+{
+	return e->gpu.end && (e->gpu.end < e->gpu.start ||
+			      e->gpu.end - e->gpu.start > GPU_MAX_SPAN_NS);
+}
+
+unsigned int usdt_check(const struct cs_event *e)
+{
+	if (e->type != CS_EV_KV && e->type != CS_EV_GPU)
+		return REJ_NONE;
+	if (e->flags & CS_F_RANGE)
+		return REJ_RANGE;
+	if (e->type == CS_EV_KV) {
+		if (e->kv.op == CS_KV_POOL && (!e->kv.block || e->kv.block > KV_MAX_BLOCKS ||
+					       e->kv.arg < 1 ||
+					       (uint64_t)e->kv.arg > KV_MAX_BLOCK_BYTES))
+			return REJ_KV_POOL;
+		if ((e->kv.op == CS_KV_SWAP_IN || e->kv.op == CS_KV_SWAP_OUT) && e->kv.arg < 0)
+			return REJ_KV_ARG;
+		return REJ_NONE;
+	}
+	switch (e->gpu.op) {
+	case CS_GPU_MEMCPY:
+		if (e->gpu.kind >= GPU_MEMCPY_KINDS)
+			return REJ_GPU_KIND;
+		/* fall through */
+	case CS_GPU_KERNEL:
+	case CS_GPU_KV_KERNEL:
+		if (gpu_time_bad(e))
+			return REJ_GPU_TIME;
+		/* fall through */
+	case CS_GPU_ALLOC:
+	case CS_GPU_RELEASE:
+		if (e->gpu.bytes > GPU_MAX_BYTES)
+			return REJ_GPU_BYTES;
+		return REJ_NONE;
+	case CS_GPU_DROPPED:
+		if (e->gpu.bytes > GPU_MAX_DROPPED)
+			return REJ_GPU_BYTES;
+		return REJ_NONE;
+	}
+	return REJ_NONE;
+}
