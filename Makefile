@@ -380,7 +380,8 @@ $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c $(WINDOW_SRCS) 
 FUZZ_EXTRA_fuzz_ingest := -lm $(JSONC_LIBS)
 
 FUZZERS += args
-$(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c daemon/metrics.c
+$(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c daemon/metrics.c \
+	daemon/classify.c
 
 FUZZERS += rules
 $(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c

@@ -309,7 +309,7 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 	memcpy(e->comm, r->acc->comm, sizeof(e->comm));
 	e->f = f;
 	e->e = ev;
-	e->label = classify(&a->rules, e->key.domain, e->name, &f, &ev, &a->kv, e->reason,
+	e->label = classify(&a->rules, e->key.domain, e->name, &f, &ev, &a->kview, e->reason,
 			    sizeof(e->reason));
 	e->cluster = analysis_nearest_core(a, f.v);
 	a->n++;

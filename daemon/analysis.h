@@ -66,7 +66,7 @@ struct analysis {
 	struct core_ref *cores;
 	size_t ncores;
 	bool grid_ok;
-	struct kview kv;	/* the kernel's numbers for the rules (may be empty) */
+	struct kview kview;	/* the kernel's numbers for the rules (may be empty) */
 	/* label counts per key (struct key_labels): every key with a
 	 * vector since it was last merged or forgotten */
 	struct htab kl;

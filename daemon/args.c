@@ -15,6 +15,7 @@
 #include <string.h>
 #include "args.h"
 #include "cachescope.h"
+#include "classify.h"
 #include "metrics.h"
 #include "strutil.h"
 
@@ -288,8 +289,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env->rules_path = arg;
 		return 0;
 	case OPT_WORKLOAD:
-		if (strcmp(arg, "normal") && strcmp(arg, "thrash") && strcmp(arg, "false_sharing") &&
-		    strcmp(arg, "leak") && strcmp(arg, "mixed")) {
+		/* kvref's scenarios: one a label, and all of them */
+		if (label_of(arg) == LABEL_NONE && strcmp(arg, "mixed")) {
 			fprintf(stderr, "cachescoped: invalid --workload '%s': expected normal, thrash, false_sharing, leak or mixed\n",
 				arg);
 			return EINVAL;

@@ -76,13 +76,33 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"a cluster takes an anomaly label when this share of its members carry it" },
 };
 
+static const struct {
+	const char *name, *short_name;
+} label_names[LABEL_COUNT] = {
+	[LABEL_NORMAL] = { "normal", "normal" },
+	[LABEL_THRASH] = { "thrash", "thrash" },
+	[LABEL_FALSE_SHARING] = { "false_sharing", "f_share" },
+	[LABEL_LEAK] = { "leak", "leak" },
+};
+
 const char *label_name(enum cs_label l)
 {
-	static const char *names[LABEL_COUNT] = {
-		"normal", "thrash", "false_sharing", "leak",
-	};
+	return (unsigned int)l < LABEL_COUNT ? label_names[l].name : "?";
+}
 
-	return (unsigned int)l < LABEL_COUNT ? names[l] : "?";
+const char *label_short(enum cs_label l)
+{
+	return (unsigned int)l < LABEL_COUNT ? label_names[l].short_name : "?";
+}
+
+enum cs_label label_of(const char *name)
+{
+	int l;
+
+	for (l = 0; l < LABEL_COUNT; l++)
+		if (!strcmp(name, label_names[l].name))
+			return l;
+	return LABEL_NONE;
 }
 
 void rules_defaults(struct rules *r)
@@ -255,14 +275,14 @@ static double unseen_pct(const struct evidence *e)
 	return e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0;
 }
 
-static void add_site(const struct evidence *e, const struct kview *kv,
+static void add_site(const struct evidence *e, const struct kview *kview,
 		     char *reason, size_t n)
 {
 	char sym[128];
 
-	if (!e->top_site || !kv || !kv->site_name)
+	if (!e->top_site || !kview || !kview->site_name)
 		return;
-	kv->site_name(kv->ctx, e->top_site, sym, sizeof(sym));
+	kview->site_name(kview->ctx, e->top_site, sym, sizeof(sym));
 	add(reason, n, ", hot site %s", sym);
 }
 
@@ -270,7 +290,7 @@ static void add_site(const struct evidence *e, const struct kview *kv,
  * and again.  One pass of refaults after a one-off eviction (drop_caches,
  * a memory spike, a restart) is a cold re-read. */
 static enum cs_label classify_refaults(const struct rules *r, int dom, const char *key,
-				       const struct evidence *e, const struct kview *kv,
+				       const struct evidence *e, const struct kview *kview,
 				       char *reason, size_t n)
 {
 	const double *t = r->v;
@@ -281,7 +301,7 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 
 	/* the kernel's workingset test: evicted and back before the LRU
 	 * turned over, so a somewhat larger cache would have kept it */
-	bool known = dom == DOM_PAGE && kv && kv->file_lru_pages && !kv->file_lru_pages(kv->ctx, &lru);
+	bool known = dom == DOM_PAGE && kview && kview->file_lru_pages && !kview->file_lru_pages(kview->ctx, &lru);
 	near = known && (double)e->refault_dist_p50 <= t[R_THRASH_NEAR_SHARE] * (double)lru;
 	/* the same pages again and again, and (page cache, where the LRU's
 	 * size is known) soon after their eviction: pages that come back
@@ -331,7 +351,7 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
  * batches drain every 5 s), only a rise longer than that drain is a leak.
  * For slab keys the kernel's own count of the cache must grow too. */
 static enum cs_label classify_leak(const struct rules *r, int dom, const char *key,
-				   const struct evidence *e, const struct kview *kv,
+				   const struct evidence *e, const struct kview *kview,
 				   char *reason, size_t n)
 {
 	const double *t = r->v;
@@ -352,7 +372,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	      rise_s >= (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
 	      e->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
 	if (!old)
-		return LABEL_COUNT;
+		return LABEL_NONE;
 	growth = e->old_rise / rise_s;
 	span = rise_s;
 	snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s%s (frees/allocs %.2f)",
@@ -369,11 +389,11 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	}
 	/* objects owned by others (the slab allocator's own bookkeeping,
 	 * dentry names), freed with their owner: they follow it */
-	if (e->top_site && kv && kv->site_name) {
+	if (e->top_site && kview && kview->site_name) {
 		char sym[128];
 		size_t i;
 
-		kv->site_name(kv->ctx, e->top_site, sym, sizeof(sym));
+		kview->site_name(kview->ctx, e->top_site, sym, sizeof(sym));
 		for (i = 0; i < sizeof(owned_sites) / sizeof(owned_sites[0]); i++) {
 			size_t len = strlen(owned_sites[i].site);
 
@@ -395,15 +415,15 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	}
 	/* page-cache helpers (buffer_head, radix_tree_node), inodes: freed
 	 * when memory is short; only dentries have a count of those in use */
-	if (strcmp(key, "dentry") && kv && kv->cache_reclaimable &&
-	    kv->cache_reclaimable(kv->ctx, key) == 1) {
+	if (strcmp(key, "dentry") && kview && kview->cache_reclaimable &&
+	    kview->cache_reclaimable(kview->ctx, key) == 1) {
 		snprintf(reason, n, "normal: %s %s, in a cache the kernel reclaims under memory pressure: cached, not leaked",
 			 key, what);
 		return LABEL_NORMAL;
 	}
-	err = kv && kv->cache_growth ?
-	      kv->cache_growth(kv->ctx, key, span, &kgrowth, &got) : -ENOSYS;
-	res = !err && kv->cache_resolution ? kv->cache_resolution(kv->ctx, key) : 0;
+	err = kview && kview->cache_growth ?
+	      kview->cache_growth(kview->ctx, key, span, &kgrowth, &got) : -ENOSYS;
+	res = !err && kview->cache_resolution ? kview->cache_resolution(kview->ctx, key) : 0;
 	/* the kernel's count moves in steps of whole slabs: it can only
 	 * contradict a rise larger than the objects it cannot see, or by
 	 * falling further than that (a smaller fall is the cache's other
@@ -444,13 +464,13 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 		add(reason, n, "; no kernel count of this cache to check");
 	if (e->unseen_frees)
 		add(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
-	add_site(e, kv, reason, n);
+	add_site(e, kview, reason, n);
 	return LABEL_LEAK;
 }
 
 static enum cs_label classify_host(const struct rules *r, int dom, const char *key,
 				   const struct fvec *f, const struct evidence *e,
-				   const struct kview *kv, char *reason, size_t n)
+				   const struct kview *kview, char *reason, size_t n)
 {
 	const double *t = r->v;
 	double locality = f->raw[FEAT_LOCALITY];
@@ -464,13 +484,13 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	if ((e->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE]) ||
 	    ((e->page_adds || (dom == DOM_KV && e->ops)) && e->recent_page_adds &&
 	     e->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds)) {
-		l = classify_refaults(r, dom, key, e, kv, reason, n);
+		l = classify_refaults(r, dom, key, e, kview, reason, n);
 		if (l != LABEL_NORMAL)
 			return l;
 		/* a cold re-read: the slab rules may still name something */
 	}
-	l = classify_leak(r, dom, key, e, kv, reason, n);
-	if (l != LABEL_COUNT)
+	l = classify_leak(r, dom, key, e, kview, reason, n);
+	if (l != LABEL_NONE)
 		return l;
 	/* objects handed between CPUs while hot: many short-lived objects
 	 * freed remotely by the program's own threads; a burst of old objects
@@ -496,7 +516,7 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 		if (e->unseen_frees)
 			add(reason, n, "; %llu frees unseen (CPU unknown)",
 			    (unsigned long long)e->unseen_frees);
-		add_site(e, kv, reason, n);
+		add_site(e, kview, reason, n);
 		return LABEL_FALSE_SHARING;
 	}
 	if (e->refault_pages && (e->refault_share >= t[R_THRASH_REFAULT_SHARE] ||
@@ -528,9 +548,9 @@ static void gpu_evidence(const struct evidence *e, char *reason, size_t n)
 
 enum cs_label classify(const struct rules *r, int dom, const char *key,
 		       const struct fvec *f, const struct evidence *e,
-		       const struct kview *kv, char *reason, size_t n)
+		       const struct kview *kview, char *reason, size_t n)
 {
-	enum cs_label l = classify_host(r, dom, key, f, e, kv, reason, n);
+	enum cs_label l = classify_host(r, dom, key, f, e, kview, reason, n);
 
 	if (l != LABEL_NORMAL)
 		gpu_evidence(e, reason, n);

@@ -15,7 +15,10 @@ enum cs_label {
 	LABEL_THRASH,
 	LABEL_FALSE_SHARING,
 	LABEL_LEAK,
-	LABEL_COUNT,
+	LABEL_COUNT,		/* how many labels there are */
+	/* no label: a rule that found nothing, a filter of every label, a
+	 * name that is none of them (never stored with a vector) */
+	LABEL_NONE = LABEL_COUNT,
 };
 
 enum rule_id {
@@ -62,7 +65,12 @@ struct rules {
 	double v[RULE_COUNT];
 };
 
+/* The one table of label names: "false_sharing" ("?" for none of them),
+ * the short form of table headings ("f_share"), and back (LABEL_NONE for
+ * a name that is none). */
 const char *label_name(enum cs_label l);
+const char *label_short(enum cs_label l);
+enum cs_label label_of(const char *name);
 /* How long the kernel keeps objects of a slab cache by design before a
  * timer frees them (TIME_WAIT sockets...), 0 for none. */
 uint64_t rules_expiry_ns(const char *cache);
@@ -95,11 +103,11 @@ struct kview {
 /* Label one vector of a key of domain dom (enum cs_domain); reason gets one
  * line with the numbers behind it and what contradicts them, and for an
  * anomaly, the process's GPU work of the same window if it had any.  A slab
- * leak is only called when kv says the kernel's count of the cache grows
- * too (kv NULL or without the count: the reason says it was not checked). */
+ * leak is only called when kview says the kernel's count of the cache grows
+ * too (kview NULL or without the count: the reason says it was not checked). */
 enum cs_label classify(const struct rules *r, int dom, const char *key,
 		       const struct fvec *f, const struct evidence *e,
-		       const struct kview *kv, char *reason, size_t n);
+		       const struct kview *kview, char *reason, size_t n);
 
 /* Label a cluster from its members' labels: the commonest anomaly label
  * when at least cluster_min_share of the members carry it. */

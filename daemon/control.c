@@ -21,6 +21,7 @@
 #include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "clock.h"
 #include "control.h"
 
 static int fill_addr(const char *path, struct sockaddr_un *sa)
@@ -109,14 +110,6 @@ void control_limits_default(struct control_limits *lim)
 	lim->reply_ms = CONTROL_REPLY_MS;
 	lim->max_reply = CONTROL_MAX_REPLY;
 	lim->allow_uid = 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 int control_client_feed(struct control_client *c, const char *buf, size_t n, bool eof,
@@ -217,7 +210,7 @@ static void answer(struct control *c, struct control_client *cl, const char *tex
 	}
 	cl->out_off = 0;
 	cl->phase = CTL_WRITING;
-	cl->deadline_ns = mono_ns() + (uint64_t)c->lim.reply_ms * 1000000ull;
+	cl->deadline_ns = clock_ns(CLOCK_MONOTONIC) + (uint64_t)c->lim.reply_ms * 1000000ull;
 }
 
 /* Write what fits; done (or failed): close.  Returns whether it is gone. */
@@ -333,7 +326,7 @@ static void on_accept(int lfd, uint32_t events, void *data)
 		}
 		cl->fd = fd;
 		cl->phase = CTL_READING;
-		cl->deadline_ns = mono_ns() + (uint64_t)c->lim.request_ms * 1000000ull;
+		cl->deadline_ns = clock_ns(CLOCK_MONOTONIC) + (uint64_t)c->lim.request_ms * 1000000ull;
 		c->clients[slot] = cl;
 		if (!c->nclients++)
 			arm_timer(c);
@@ -343,7 +336,7 @@ static void on_accept(int lfd, uint32_t events, void *data)
 static void on_timer(int tfd, uint32_t events, void *data)
 {
 	struct control *c = data;
-	uint64_t now = mono_ns(), exp;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), exp;
 	int i;
 
 	(void)events;

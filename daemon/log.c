@@ -23,7 +23,7 @@ void log_msg(int level, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "%s%s\n",
-		level == LOG_ERR ? "cachescoped: error: " :
-		level == LOG_WARN ? "cachescoped: warning: " : "cachescoped: ",
+		level == CS_LOG_ERR ? "cachescoped: error: " :
+		level == CS_LOG_WARN ? "cachescoped: warning: " : "cachescoped: ",
 		str_escape(safe, sizeof(safe), msg, 0));
 }

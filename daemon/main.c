@@ -23,6 +23,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "analysis.h"
 #include "args.h"
 #include "cgroup.h"
@@ -48,7 +49,6 @@
 #include "summary.h"
 #include "workload.h"
 
-#define NSEC 1000000000ull
 /* Ticks fire this long after a window's end, so that records reserved just
  * before the end have been submitted. */
 #define TICK_SLACK_NS 2000000ull
@@ -97,14 +97,6 @@ struct daemon {
 	uint64_t reloads;		/* rules re-read (reload, SIGHUP) */
 };
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 /* ---- ingest ---- */
 
 static int on_sample(void *ctx, int cpu, const void *data, size_t size)
@@ -145,7 +137,7 @@ static void resolve_key(struct acc *a, void *ctx)
 	    loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm)))
 		snprintf(a->comm, sizeof(a->comm), "?");
 	/* while the process is there: its rows come after it may be gone */
-	cgcache_get(d->cg, a->key.tgid, now_ns(CLOCK_MONOTONIC));
+	cgcache_get(d->cg, a->key.tgid, clock_ns(CLOCK_MONOTONIC));
 }
 
 /* the window table merged or forgot a key: so do its label counts */
@@ -170,36 +162,36 @@ static bool process_alive(uint32_t tgid, void *ctx)
 
 #define KSTATE_EVERY_NS 200000000ull
 
-static int kv_cache_growth(void *ctx, const char *cache, double span_s,
+static int kview_cache_growth(void *ctx, const char *cache, double span_s,
 			   double *per_s, double *got_s)
 {
 	struct daemon *d = ctx;
 
-	return kstate_growth(d->ks, cache, (uint64_t)(span_s * NSEC), per_s, got_s);
+	return kstate_growth(d->ks, cache, (uint64_t)(span_s * NSEC_PER_SEC), per_s, got_s);
 }
 
-static int kv_cache_reclaimable(void *ctx, const char *cache)
+static int kview_cache_reclaimable(void *ctx, const char *cache)
 {
 	struct daemon *d = ctx;
 
 	return kstate_reclaimable(d->ks, cache);
 }
 
-static long kv_cache_resolution(void *ctx, const char *cache)
+static long kview_cache_resolution(void *ctx, const char *cache)
 {
 	struct daemon *d = ctx;
 
 	return kstate_resolution(d->ks, cache);
 }
 
-static int kv_file_lru(void *ctx, uint64_t *pages)
+static int kview_file_lru(void *ctx, uint64_t *pages)
 {
 	struct daemon *d = ctx;
 
 	return kstate_file_lru(d->ks, pages);
 }
 
-static int kv_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
+static int kview_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
 {
 	struct daemon *d = ctx;
 
@@ -217,7 +209,7 @@ static bool is_workload(uint32_t tgid, void *ctx)
 
 /* exec renames a process after its first keys were named: read its comm
  * again once a second */
-#define COMM_REFRESH_NS 1000000000ull
+#define COMM_REFRESH_NS NSEC_PER_SEC
 
 static void on_row(const struct wrow *r, void *ctx)
 {
@@ -282,13 +274,13 @@ static void collect_stats(struct daemon *d, struct report_fields *f)
 	struct loader_prog_stats ps;
 	struct rows_stats rs;
 	struct counts c;
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	char name[48];
 	unsigned int r;
 
 	counts_read(d, &c);
 	loader_prog_stats(&d->ld, &ps, NULL, NULL);
-	report_dbl(f, "uptime_s", (double)(now - d->start_ns) / NSEC, 1);
+	report_dbl(f, "uptime_s", (double)(now - d->start_ns) / NSEC_PER_SEC, 1);
 	report_u64(f, "produced", c.k.produced);
 	report_u64(f, "consumed", c.consumed);
 	report_u64(f, "dropped", c.k.dropped);
@@ -346,7 +338,7 @@ static void collect_stats(struct daemon *d, struct report_fields *f)
 
 /* A key counts as anomalous under a label when its newest vector of the
  * last ANOMALY_RECENT_NS carries it. */
-#define ANOMALY_RECENT_NS (10 * NSEC)
+#define ANOMALY_RECENT_NS (10 * NSEC_PER_SEC)
 
 struct recent {
 	struct wkey key;
@@ -383,7 +375,7 @@ static int recent_cmp(const void *a, const void *b)
 static int count_anomalous(struct daemon *d, uint64_t *by_label)
 {
 	uint64_t window_ns = d->env.window_ms * 1000000ull;
-	uint64_t now = wtable_window_of(d->wt, now_ns(CLOCK_MONOTONIC));
+	uint64_t now = wtable_window_of(d->wt, clock_ns(CLOCK_MONOTONIC));
 	uint64_t back = ANOMALY_RECENT_NS / window_ns;
 	uint64_t from = now > back ? now - back : 0;
 	struct recent *r;
@@ -432,7 +424,7 @@ static int render_metrics(void *ctx, char **body, size_t *len)
 	int err;
 
 	counts_read(d, &c);
-	m.uptime_s = (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC;
+	m.uptime_s = (double)(clock_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC_PER_SEC;
 	m.produced = c.k.produced;
 	m.consumed = c.consumed;
 	m.dropped = c.k.dropped;
@@ -520,8 +512,8 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 	case CMD_VECTORS: {
 		uint64_t window_ns = d->env.window_ms * 1000000ull;
 		struct report_clock clk = { d->t0, window_ns, d->real_off_ns };
-		uint64_t now = wtable_window_of(d->wt, now_ns(CLOCK_MONOTONIC));
-		uint64_t back = (uint64_t)rq.since_s * NSEC / window_ns;
+		uint64_t now = wtable_window_of(d->wt, clock_ns(CLOCK_MONOTONIC));
+		uint64_t back = (uint64_t)rq.since_s * NSEC_PER_SEC / window_ns;
 
 		report_vectors(&d->an, &clk, rq.since_s && now > back ? now - back : 0,
 			       rq.key[0] ? rq.key : NULL, rq.fmt, out);
@@ -533,7 +525,7 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 			report_error(rq.fmt, out, "no rows kept: cachescoped runs with --export-mb 0");
 			break;
 		}
-		rows_write(&d->rows, rq.since_s ? (double)now_ns(CLOCK_REALTIME) / NSEC - rq.since_s : 0,
+		rows_write(&d->rows, rq.since_s ? (double)clock_ns(CLOCK_REALTIME) / NSEC_PER_SEC - rq.since_s : 0,
 			   out);
 		break;
 	case CMD_RELOAD:
@@ -573,7 +565,7 @@ static void print_summary(struct daemon *d)
 	if (d->env.bpf_stats && !loader_run_times(&d->ld, &rt))
 		s->run_times = &rt;
 	loader_map_evictions(&d->ld, &c.k, &s->live_evictions, &s->evicted_evictions);
-	s->elapsed_s = (double)(now_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC;
+	s->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC_PER_SEC;
 	s->k = c.k;
 	s->consumed = c.consumed;
 	s->w = c.w;
@@ -646,13 +638,13 @@ static void on_workload(int fd, uint32_t events, void *data)
 	struct daemon *d = data;
 
 	(void)events;
-	wl_read(&d->wl, now_ns(CLOCK_MONOTONIC));
+	wl_read(&d->wl, clock_ns(CLOCK_MONOTONIC));
 	for (; d->phases_echoed < d->wl.nphases; d->phases_echoed++) {
 		const struct wl_phase *p = &d->wl.phases[d->phases_echoed];
 		char line[256];
 
 		status_phase(line, sizeof(line), p->scenario,
-			     p->start_ns > d->start_ns ? (double)(p->start_ns - d->start_ns) / NSEC : 0);
+			     p->start_ns > d->start_ns ? (double)(p->start_ns - d->start_ns) / NSEC_PER_SEC : 0);
 		fprintf(stderr, "cachescoped: %s\n", line);
 	}
 	/* at kvref's eof wl_read closed the pipe: its number is free for
@@ -846,7 +838,7 @@ static int load_rules(const struct env *env, struct rules *rules, char *msg, siz
 static void set_window_rules(struct daemon *d)
 {
 	wtable_set_rules(d->wt, &(struct wtable_rules){
-		.age_min_ns = (uint64_t)(d->an.rules.v[R_LEAK_MIN_AGE_S] * NSEC),
+		.age_min_ns = (uint64_t)(d->an.rules.v[R_LEAK_MIN_AGE_S] * NSEC_PER_SEC),
 		.age_lifetimes = d->an.rules.v[R_LEAK_AGE_LIFETIMES],
 		.expiry_ns = rules_expiry_ns,
 	});
@@ -890,12 +882,12 @@ static int setup_rules(struct daemon *d)
 		return err;
 	}
 	analysis_init(&d->an, &rules, &p);
-	d->an.kv.cache_growth = kv_cache_growth;
-	d->an.kv.site_name = kv_site_name;
-	d->an.kv.cache_resolution = kv_cache_resolution;
-	d->an.kv.cache_reclaimable = kv_cache_reclaimable;
-	d->an.kv.file_lru_pages = kv_file_lru;
-	d->an.kv.ctx = d;
+	d->an.kview.cache_growth = kview_cache_growth;
+	d->an.kview.site_name = kview_site_name;
+	d->an.kview.cache_resolution = kview_cache_resolution;
+	d->an.kview.cache_reclaimable = kview_cache_reclaimable;
+	d->an.kview.file_lru_pages = kview_file_lru;
+	d->an.kview.ctx = d;
 	return 0;
 }
 
@@ -906,7 +898,7 @@ static void setup_kstate(struct daemon *d)
 	int err;
 
 	d->ks = kstate_new(NULL, NULL, NULL);
-	if (d->ks && (err = kstate_sample(d->ks, now_ns(CLOCK_MONOTONIC)))) {
+	if (d->ks && (err = kstate_sample(d->ks, clock_ns(CLOCK_MONOTONIC)))) {
 		log_warn("cannot read /proc/slabinfo: %s; leaks are not checked against the kernel's counts",
 			 strerror(-err));
 		kstate_free(d->ks);
@@ -988,7 +980,7 @@ static int setup_timer(struct daemon *d, uint64_t t0)
 {
 	uint64_t first = t0 + d->env.window_ms * 1000000ull + TICK_SLACK_NS;
 	struct itimerspec its = {
-		.it_value = { first / NSEC, first % NSEC },
+		.it_value = { first / NSEC_PER_SEC, first % NSEC_PER_SEC },
 		.it_interval = { d->env.window_ms / 1000, (d->env.window_ms % 1000) * 1000000 },
 	};
 
@@ -1046,7 +1038,7 @@ static void print_status(struct daemon *d, uint64_t now)
 	const struct vec_entry *newest[STATUS_NEWEST];
 	uint64_t back = ANOMALY_RECENT_NS / (d->env.window_ms * 1000000ull);
 	uint64_t w = wtable_window_of(d->wt, now);
-	struct status st = { .uptime_s = (double)(now - d->start_ns) / NSEC, .events_per_s = -1 };
+	struct status st = { .uptime_s = (double)(now - d->start_ns) / NSEC_PER_SEC, .events_per_s = -1 };
 	uint64_t since;
 	char line[1024];
 	struct counts c;
@@ -1058,7 +1050,7 @@ static void print_status(struct daemon *d, uint64_t now)
 	st.keys = c.w.keys;
 	since = d->status_ns ? d->status_ns : d->start_ns;
 	if (now > since)
-		st.events_per_s = (double)(st.events - d->status_events) * NSEC / (now - since);
+		st.events_per_s = (double)(st.events - d->status_events) * NSEC_PER_SEC / (now - since);
 	count_anomalous(d, st.anomalous);
 	n = status_newest(d->an.v, d->an.n, w > back ? w - back : 0, newest, STATUS_NEWEST);
 	status_format(line, sizeof(line), &st, newest, n);
@@ -1076,7 +1068,7 @@ static void on_tick(struct daemon *d)
 		return;
 	loader_flush(&d->ld);
 	loader_drain(&d->ld);
-	now = now_ns(CLOCK_MONOTONIC);
+	now = clock_ns(CLOCK_MONOTONIC);
 	read_drops(d);
 	wtable_note_drops(d->wt, d->dropped_now, now);
 	update_sampling(d, now);
@@ -1085,7 +1077,7 @@ static void on_tick(struct daemon *d)
 		kstate_sample(d->ks, now);
 	}
 	wtable_close_until(d->wt, now - TICK_SLACK_NS);
-	if (now - d->last_recluster_ns >= NSEC) {
+	if (now - d->last_recluster_ns >= NSEC_PER_SEC) {
 		d->last_recluster_ns = now;
 		recluster(d, now);
 	}
@@ -1099,12 +1091,12 @@ static void on_tick(struct daemon *d)
 			st.rows);
 	}
 	if (d->env.interval_s &&
-	    now - (d->status_ns ? d->status_ns : d->start_ns) >= (uint64_t)d->env.interval_s * NSEC)
+	    now - (d->status_ns ? d->status_ns : d->start_ns) >= (uint64_t)d->env.interval_s * NSEC_PER_SEC)
 		print_status(d, now);
-	if (d->env.duration_s && now - d->start_ns >= (uint64_t)d->env.duration_s * NSEC)
+	if (d->env.duration_s && now - d->start_ns >= (uint64_t)d->env.duration_s * NSEC_PER_SEC)
 		d->stop = true;
 	/* the workload's last windows must close before the end */
-	if (d->driving && d->wl.exited && now - d->wl.exit_ns >= NSEC)
+	if (d->driving && d->wl.exited && now - d->wl.exit_ns >= NSEC_PER_SEC)
 		d->stop = true;
 }
 
@@ -1118,7 +1110,7 @@ static void on_rings(int fd, uint32_t events, void *data)
 	(void)events;
 	loader_drain(&d->ld);
 	/* a burst raises the shift before the tick */
-	update_sampling(d, now_ns(CLOCK_MONOTONIC));
+	update_sampling(d, clock_ns(CLOCK_MONOTONIC));
 }
 
 static void on_timer(int fd, uint32_t events, void *data)
@@ -1137,7 +1129,7 @@ static void on_signal(int fd, uint32_t events, void *data)
 	if (read(fd, &si, sizeof(si)) != sizeof(si))
 		return;
 	if (si.ssi_signo == SIGUSR1) {
-		report_clusters(&d->an, LABEL_COUNT, REPORT_TEXT, stdout);
+		report_clusters(&d->an, LABEL_NONE, REPORT_TEXT, stdout);
 		fflush(stdout);
 		return;
 	}
@@ -1241,11 +1233,11 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
-	d.start_ns = now_ns(CLOCK_MONOTONIC);
+	d.start_ns = clock_ns(CLOCK_MONOTONIC);
 	sampler_init(&d.smp, d.env.sample_shift, CS_SAMPLE_SHIFT_MAX, d.env.sample_budget,
 		     d.start_ns);
 	set_shifts(&d);
-	d.real_off_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+	d.real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	t0 = d.start_ns - d.start_ns % (d.env.window_ms * 1000000ull);
 	d.t0 = t0;
 	d.wt = wtable_new(t0, d.env.window_ms * 1000000ull, on_row, resolve_key, &d);
@@ -1340,9 +1332,9 @@ int main(int argc, char **argv)
 		csv_free(d.csv);
 		d.csv = NULL;
 	}
-	recluster(&d, now_ns(CLOCK_MONOTONIC));
+	recluster(&d, clock_ns(CLOCK_MONOTONIC));
 	print_tables(&d);
-	report_clusters(&d.an, LABEL_COUNT, REPORT_TEXT, stdout);
+	report_clusters(&d.an, LABEL_NONE, REPORT_TEXT, stdout);
 	if (d.driving) {
 		char why[64];
 

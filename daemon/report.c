@@ -111,16 +111,6 @@ static json_object *jtgid(uint32_t tgid)
 	return ju64(tgid);
 }
 
-enum cs_label report_label_of(const char *s)
-{
-	int l;
-
-	for (l = 0; l < LABEL_COUNT; l++)
-		if (!strcmp(s, label_name(l)))
-			return l;
-	return LABEL_COUNT;
-}
-
 /* ---- counters ---- */
 
 static struct report_field *field_add(struct report_fields *f, const char *name)
@@ -332,7 +322,7 @@ void report_clusters(const struct analysis *a, enum cs_label label, enum report_
 		jput(o, "min_pts", ju64(a->min_pts));
 		jput(o, "runs", ju64(a->runs));
 		jput(o, "run_ms", report_jdbl(a->last_run_ms));
-		if (label < LABEL_COUNT)
+		if (label != LABEL_NONE)
 			jput(o, "label", json_object_new_string(label_name(label)));
 		jput(o, "clusters", list);
 	} else {
@@ -350,7 +340,7 @@ void report_clusters(const struct analysis *a, enum cs_label label, enum report_
 		const struct cluster_info *c = &sorted[i];
 
 		/* L: the clusters labelled L or holding vectors labelled L */
-		if (label < LABEL_COUNT && c->label != label && !c->counts[label])
+		if (label != LABEL_NONE && c->label != label && !c->counts[label])
 			continue;
 		if (list) {
 			json_object *j = json_object_new_object();
@@ -377,7 +367,7 @@ void report_clusters(const struct analysis *a, enum cs_label label, enum report_
 		}
 		shown++;
 	}
-	if (!list && label < LABEL_COUNT && !shown)
+	if (!list && label != LABEL_NONE && !shown)
 		fprintf(out, "(no %s cluster)\n", label_name(label));
 	free(sorted);
 	if (o)
@@ -468,7 +458,7 @@ int report_parse_request(const char *line, struct report_request *rq, char *err,
 	memset(rq, 0, sizeof(*rq));
 	rq->fmt = REPORT_TEXT;
 	rq->n = 10;
-	rq->label = LABEL_COUNT;
+	rq->label = LABEL_NONE;
 	rq->cmd = -1;
 	while (*p == ' ')
 		p++;
@@ -520,8 +510,8 @@ int report_parse_request(const char *line, struct report_request *rq, char *err,
 			if (arg_long("since", w + 1, 1, 366l * 86400, &rq->since_s, err, n))
 				return -EINVAL;
 		} else if (w && !strncmp(word, "label=", 6) && rq->cmd == CMD_CLUSTERS) {
-			rq->label = report_label_of(w + 1);
-			if (rq->label == LABEL_COUNT) {
+			rq->label = label_of(w + 1);
+			if (rq->label == LABEL_NONE) {
 				snprintf(err, n, "unknown label '%s' (labels: normal, thrash, false_sharing, leak)",
 					 str_escape(safe, sizeof(safe), w + 1, 0));
 				return -EINVAL;

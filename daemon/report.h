@@ -68,7 +68,7 @@ void report_top(struct report_snap *s, long window_ms, long n, enum report_fmt f
 
 /* ---- clusters and vectors ---- */
 /* label: only the clusters labelled so or holding vectors labelled so;
- * LABEL_COUNT: all. */
+ * LABEL_NONE: all. */
 void report_clusters(const struct analysis *a, enum cs_label label, enum report_fmt fmt,
 		     FILE *out);
 
@@ -94,7 +94,7 @@ struct report_request {
 	int cmd;		/* enum proto_cmd */
 	long n;			/* top: keys shown (default 10) */
 	long since_s;		/* vectors, export: seconds back; 0: all */
-	enum cs_label label;	/* clusters: LABEL_COUNT for all */
+	enum cs_label label;	/* clusters: LABEL_NONE for all */
 	char key[256];		/* vectors: "" for all */
 };
 
@@ -104,8 +104,6 @@ int report_parse_request(const char *line, struct report_request *rq, char *err,
 
 /* The tgid column of a key: the process, or what stands for many. */
 const char *report_tgid_str(uint32_t tgid, char *buf, size_t n);
-/* The label named s, or LABEL_COUNT. */
-enum cs_label report_label_of(const char *s);
 
 /* JSON pieces every output builds the same way (json-c): a name as
  * str_escape writes it everywhere; a double (NaN and infinities: null);

@@ -8,9 +8,9 @@
  * older layout finds its columns where they were.
  */
 #include <time.h>
+#include "clock.h"
 #include "rowcsv.h"
 
-#define NSEC 1000000000ull
 /* the fields a row without a vector leaves empty: ops_per_s, the
  * features, the evidence, cluster, label and reason */
 #define VECTOR_COLUMNS (1 + FEAT_DIM + 4 + 3)
@@ -45,14 +45,6 @@ void rowcsv_header(struct csv *c)
 	csv_end_row(c);
 }
 
-static uint64_t mono_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 static void vector_fields(struct csv *c, const struct vec_entry *v)
 {
 	int i;
@@ -82,7 +74,7 @@ void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 	const struct cgroup_info *cg;
 	bool workload = x->is_workload && x->is_workload(a->key.tgid, x->ctx);
 
-	csv_dbl(c, (double)(r->start_ns + x->real_off_ns) / NSEC, 3);
+	csv_dbl(c, (double)(r->start_ns + x->real_off_ns) / NSEC_PER_SEC, 3);
 	csv_u64(c, r->window);
 	csv_u64(c, x->window_ms);
 	csv_str(c, domain_name(a->key.domain));
@@ -137,7 +129,7 @@ void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 	csv_u64(c, x->window_drops);
 	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
 	csv_str(c, x->host);
-	cg = x->cg ? cgcache_get(x->cg, a->key.tgid, mono_now_ns()) : NULL;
+	cg = x->cg ? cgcache_get(x->cg, a->key.tgid, clock_ns(CLOCK_MONOTONIC)) : NULL;
 	csv_str(c, cg ? cg->path : "");
 	csv_str(c, cg ? cg->container : "");
 	csv_u64(c, s->own_remote_frees);

@@ -112,7 +112,8 @@ void summary_labelled(const struct summary_keys *k, const struct analysis *an, F
 
 	fprintf(out, "labelled keys (vectors per label):\n");
 	fprintf(out, "%-6s %-28s %8s %-16s %7s %7s %7s %7s\n", "domain", "key", "tgid", "comm",
-		"normal", "thrash", "f_share", "leak");
+		label_short(LABEL_NORMAL), label_short(LABEL_THRASH),
+		label_short(LABEL_FALSE_SHARING), label_short(LABEL_LEAK));
 	if (!v)
 		return;
 	for (i = 0; i < k->n; i++) {

@@ -20,15 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "clock.h"
 #include "gpu.h"
 #include "htab.h"
 #include "kvpool.h"
 #include "window.h"
 
 #define GC_EVERY_WINDOWS 64
-#define GC_IDLE_NS (60ull * 1000000000ull)
+#define GC_IDLE_NS (60 * NSEC_PER_SEC)
 /* a process's key idle this long is checked for the process's exit */
-#define GC_EXIT_CHECK_NS (5ull * 1000000000ull)
+#define GC_EXIT_CHECK_NS (5 * NSEC_PER_SEC)
 
 struct wtable {
 	struct htab keys;	/* of struct acc */
@@ -56,6 +57,16 @@ const char *domain_name(int domain)
 	case DOM_GPU: return "gpu";
 	default: return "?";
 	}
+}
+
+int domain_of(const char *name)
+{
+	int d;
+
+	for (d = DOM_SLAB; d <= DOM_GPU; d++)
+		if (!strcmp(name, domain_name(d)))
+			return d;
+	return 0;
 }
 
 void wtable_note_drops(struct wtable *wt, uint64_t dropped, uint64_t now_ns)

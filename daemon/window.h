@@ -32,7 +32,9 @@ enum cs_domain {
  * KV-cache kernels (again), copies and device allocations */
 enum { GPU_KEY_KERNELS = 1, GPU_KEY_KV_KERNELS = 2, GPU_KEY_MEMORY = 3 };
 
+/* "slab" for DOM_SLAB... ("?" for none), and back (0 for none). */
 const char *domain_name(int domain);
+int domain_of(const char *name);
 
 struct wkey {
 	uint64_t id;		/* slab: cache id; page: inode */

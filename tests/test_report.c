@@ -155,7 +155,7 @@ static void report_clusters__json_and_label_filter__round_trip(void **state)
 				  { .cluster = 3, .label = LABEL_NORMAL } };
 	struct analysis a = { .v = v, .n = 2, .clusters = cl, .nclusters = 2, .noise = 1,
 			      .eps = 0.08, .min_pts = 5, .runs = 4 };
-	struct clusters_arg arg = { &a, LABEL_COUNT };
+	struct clusters_arg arg = { &a, LABEL_NONE };
 	json_object *o, *list, *c;
 	char *s;
 

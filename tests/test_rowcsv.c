@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "../daemon/clock.h"
 #include "../daemon/rowcsv.h"
 
-#define NSEC 1000000000ull
 #define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 /* the rows the csv hands on, one after another */
@@ -109,7 +109,7 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/4242 && printf '0::/system.slice/docker-%s.scope\\n' "
 		 "> %s/4242/cgroup", dir, ID64, dir);
 	assert_int_equal(system(cmd), 0);
-	cg = cgcache_new(dir, NSEC);
+	cg = cgcache_new(dir, NSEC_PER_SEC);
 	assert_non_null(cg);
 	snprintf(syms, sizeof(syms), "%s/kallsyms", dir);
 	f = fopen(syms, "w");
@@ -135,7 +135,7 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	s.unseen_frees = 1;
 	s.max_shift = 3;
 	r.window = 52;
-	r.start_ns = 5 * NSEC + 250000000;
+	r.start_ns = 5 * NSEC_PER_SEC + 250000000;
 	r.live_objs = 3;
 	r.live_bytes = 192;
 	r.lifetime_p50_ns = 1000;
@@ -159,7 +159,7 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	snprintf(v.reason, sizeof(v.reason), "grows, never freed");
 
 	c = mem_csv(&g);
-	rowcsv_row(c, &(struct rowcsv_ctx){ .real_off_ns = 1000 * NSEC, .window_ms = 100,
+	rowcsv_row(c, &(struct rowcsv_ctx){ .real_off_ns = 1000 * NSEC_PER_SEC, .window_ms = 100,
 					    .host = "h1", .cg = cg, .syms = ks,
 					    .is_workload = workload_4242, .window_drops = 9 },
 		   &r, &v);

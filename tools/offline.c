@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../daemon/clock.h"
 #include "../daemon/csvread.h"
 #include "../daemon/htab.h"
 #include "../daemon/report.h"
@@ -187,10 +188,10 @@ static struct thist *file_thist(struct offline *o, unsigned int file, const char
 	return &f->th;
 }
 
-/* window.c's files_gc, at the points the daemon runs it: after closing
+/* history.c's history_files_gc, at the points window.c runs it: after closing
  * every 64th window, files with no sample for 32 windows are forgotten. */
 #define GC_EVERY_WINDOWS 64
-#define GC_IDLE_NS (60ull * 1000000000ull)
+#define GC_IDLE_NS (60 * NSEC_PER_SEC)
 
 static void files_gc(struct offline *o, unsigned int file, uint64_t cur)
 {
@@ -291,27 +292,6 @@ static const char *const col_names[C_N] = {
 	"window_drops", "sample", "host", "scope", "file", "own_remote_frees",
 };
 
-static int domain_of(const char *s)
-{
-	static const char *const names[] = { [DOM_SLAB] = "slab", [DOM_PAGE] = "page",
-					     [DOM_KV] = "kv", [DOM_GPU] = "gpu" };
-	int d;
-
-	for (d = DOM_SLAB; d <= DOM_GPU; d++)
-		if (!strcmp(s, names[d]))
-			return d;
-	return 0;
-}
-
-static int label_of(const char *s)
-{
-	int l;
-
-	for (l = 0; l < LABEL_COUNT; l++)
-		if (!strcmp(s, label_name(l)))
-			return l;
-	return -1;
-}
 
 static long intern(char ***v, size_t *n, size_t *cap, const char *s)
 {
@@ -517,7 +497,7 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	}
 	*daemon_label = -1;
 	f = csvr_text(d->r, d->col[C_LABEL]);
-	if (*f && (*daemon_label = label_of(f)) < 0)
+	if (*f && (*daemon_label = label_of(f)) == LABEL_NONE)
 		return csvr_fail(d->r, "column label: not a label: '%.40s'", f);
 	i = intern(&o->hosts, &o->nhosts, &o->hcap, csvr_text(d->r, d->col[C_HOST]));
 	if (i < 0)
@@ -701,8 +681,8 @@ int offline_load(struct offline *o, char *const *files, size_t nfiles,
 		.history_windows = UINT64_MAX / 4,	/* every row of every file */
 	});
 	/* the file names its hot sites; nothing else of the kernel is known */
-	o->an.kv.site_name = site_name;
-	o->an.kv.ctx = o;
+	o->an.kview.site_name = site_name;
+	o->an.kview.ctx = o;
 	/* no run yet: with no core point each vector is noise at once (not
 	 * a scan of all before it), until the one run at the end */
 	o->an.grid_ok = true;
@@ -1076,7 +1056,8 @@ static int print_text(const struct offline *o, unsigned int top, FILE *out)
 	}
 	fprintf(out, "labelled keys (vectors per label, here / in the file):\n");
 	fprintf(out, "%-16s %-6s %-32s %-10s %-16s %13s %13s %13s %13s\n", "host", "domain", "key",
-		"tgid", "comm", "normal", "thrash", "f_share", "leak");
+		"tgid", "comm", label_short(LABEL_NORMAL), label_short(LABEL_THRASH),
+		label_short(LABEL_FALSE_SHARING), label_short(LABEL_LEAK));
 	for (i = 0; i < nlk && i < top; i++) {
 		const struct off_key *k = &o->keys[lk[i]];
 

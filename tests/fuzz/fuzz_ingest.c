@@ -406,7 +406,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.history_windows = 60000000000ull / r.window_ns;
 	p.history_max = data[3] & 0x80 ? 16384 : 256;
 	analysis_init(&r.an, &rules, &p);
-	r.an.kv.site_name = site_name;
+	r.an.kview.site_name = site_name;
 	r.wt = wtable_new(T0_NS, r.window_ns, on_row, NULL, &r);
 	CHECK(r.wt);
 	wtable_set_rules(r.wt, &(struct wtable_rules){

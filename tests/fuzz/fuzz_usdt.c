@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer harness of the daemon's ingest of user-space probe records
- * (daemon/window.c: wtable_reject, the kv queue, add_kv, add_gpu): the
+ * (daemon/window.c: wtable_reject and the kv queue; usdt.c, kvpool.c, gpu.c): the
  * records kvref's and the CUPTI library's probes produce, with any values
  * a process can pass, from a few processes on a few CPUs, drained out of
  * order as the rings are.
