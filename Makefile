@@ -63,7 +63,7 @@ CORE_LIB := $(OUTPUT)/libcscore.a
 # the window table, as the fuzzers compile it from source
 WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c daemon/gpu.c daemon/usdt.c daemon/stats.c daemon/topk.c
 
-UNIT_TESTS := args csv event window htab kstate dbscan features classify analysis kvref sample strutil control privs \
+UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
@@ -236,6 +236,9 @@ $(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.
 $(OUTPUT)/tests/test_spawn: $(OUTPUT)/tests/test_spawn.o $(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(CORE_LIB)
 $(OUTPUT)/tests/test_htab: $(OUTPUT)/tests/test_htab.o $(CORE_LIB)
+$(OUTPUT)/tests/test_counters: $(OUTPUT)/tests/test_counters.o $(OUTPUT)/daemon/counters.o \
+	$(OUTPUT)/daemon/metrics.o $(CORE_LIB)
+$(OUTPUT)/tests/test_counters: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_dbscan: $(OUTPUT)/tests/test_dbscan.o $(CORE_LIB)
 $(OUTPUT)/tests/test_features: $(OUTPUT)/tests/test_features.o $(CORE_LIB)
 $(OUTPUT)/tests/test_classify: $(OUTPUT)/tests/test_classify.o $(CORE_LIB)

@@ -568,3 +568,62 @@ out:
 	return err;
 }
 
+/* ---- the keys labelled lately ---- */
+
+struct recent {
+	struct wkey key;
+	uint64_t window;
+	enum cs_label label;
+};
+
+static int wkey_cmp(const struct wkey *x, const struct wkey *y)
+{
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return 0;
+}
+
+/* by key, newest first */
+static int recent_cmp(const void *a, const void *b)
+{
+	const struct recent *x = a, *y = b;
+	int c = wkey_cmp(&x->key, &y->key);
+
+	if (c)
+		return c;
+	return x->window > y->window ? -1 : x->window < y->window ? 1 : 0;
+}
+
+int analysis_count_recent(const struct analysis *a, uint64_t from, uint64_t *by_label)
+{
+	struct recent *r;
+	size_t i, n = 0;
+
+	if (!a->n)
+		return 0;
+	r = malloc(a->n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = a->n; i-- > 0 && a->v[i].window >= from;) {
+		r[n].key = a->v[i].key;
+		r[n].window = a->v[i].window;
+		r[n++].label = a->v[i].label;
+	}
+	qsort(r, n, sizeof(*r), recent_cmp);
+	for (i = 0; i < n; i++) {
+		if (i && !wkey_cmp(&r[i - 1].key, &r[i].key))
+			continue;	/* an older vector of the key before */
+		if (r[i].label < LABEL_COUNT)
+			by_label[r[i].label]++;
+	}
+	free(r);
+	return 0;
+}

@@ -118,6 +118,9 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 /* The counts of key k (LABEL_COUNT of them), or NULL when no vector of k
  * was counted. */
 const uint32_t *analysis_key_labels(const struct analysis *a, const struct wkey *k);
+/* Count, by label, the keys whose newest vector of windows >= from carries
+ * it (by_label: LABEL_COUNT counts, added to).  0, or -ENOMEM. */
+int analysis_count_recent(const struct analysis *a, uint64_t from, uint64_t *by_label);
 /* Key k left the window table: its counts are added to into's (into NULL:
  * forgotten), then k's are forgotten.  Cannot fail: k's entry makes room
  * for into's. */

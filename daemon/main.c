@@ -29,6 +29,7 @@
 #include "cgroup.h"
 #include "classify.h"
 #include "control.h"
+#include "counters.h"
 #include "csv.h"
 #include "event.h"
 #include "httpd.h"
@@ -254,153 +255,58 @@ static void on_row(const struct wrow *r, void *ctx)
 
 /* ---- counters and tables ---- */
 
-struct counts {
-	struct cs_stats k;
-	uint64_t consumed;
-	struct wtable_stats w;
-};
+/* ---- the counters: one snapshot for every report (counters.h) ---- */
 
-static void counts_read(struct daemon *d, struct counts *c)
+static int count_anomalous(struct daemon *d, uint64_t now, uint64_t *by_label)
 {
+	uint64_t w = wtable_window_of(d->wt, now);
+	uint64_t back = ANOMALY_RECENT_NS / (d->env.window_ms * 1000000ull);
+
+	return analysis_count_recent(&d->an, w > back ? w - back : 0, by_label);
+}
+
+/* Every counter now.  -ENOMEM: no memory to count the anomalous keys
+ * (those counts are 0 then). */
+static int counters_take(struct daemon *d, struct counters *c)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct loader_prog_stats ps;
+	struct httpd_stats hs;
+
+	memset(c, 0, sizeof(*c));
+	c->uptime_s = (double)(now - d->start_ns) / NSEC_PER_SEC;
 	loader_read_stats(&d->ld, &c->k);
 	c->consumed = loader_consumed(&d->ld);
 	wtable_get_stats(d->wt, &c->w);
-}
-
-/* The counters of 'cachescope status', in the order they are shown. */
-static void collect_stats(struct daemon *d, struct report_fields *f)
-{
-	struct control_stats cs;
-	struct loader_prog_stats ps;
-	struct rows_stats rs;
-	struct counts c;
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	char name[48];
-	unsigned int r;
-
-	counts_read(d, &c);
 	loader_prog_stats(&d->ld, &ps, NULL, NULL);
-	report_dbl(f, "uptime_s", (double)(now - d->start_ns) / NSEC_PER_SEC, 1);
-	report_u64(f, "produced", c.k.produced);
-	report_u64(f, "consumed", c.consumed);
-	report_u64(f, "dropped", c.k.dropped);
-	report_u64(f, "windows", c.w.windows);
-	report_u64(f, "rows", c.w.rows);
-	report_u64(f, "keys", c.w.keys);
-	report_u64(f, "late", c.w.late);
-	report_u64(f, "free_unmatched", c.k.free_unmatched);
-	report_u64(f, "unseen_frees", c.k.live_replaced + c.k.track_reclaimed);
-	report_u64(f, "recursion_misses", ps.recursion_misses);
-	report_u64(f, "sample_shift", d->smp.top_shift);
-	report_u64(f, "sample_shift_peak", d->smp.peak_shift);
-	report_u64(f, "sample_slots", d->smp.sampled);
-	report_u64(f, "sample_changes", d->smp.changes);
-	report_u64(f, "page_evictions", c.k.evictions);
-	report_u64(f, "keys_dropped", c.w.keys_dropped);
-	report_u64(f, "keys_exited", c.w.keys_exited);
-	report_u64(f, "keys_idle_merged", c.w.keys_idle_merged);
-	report_u64(f, "keys_evicted", c.w.keys_evicted);
-	report_u64(f, "others_events", c.w.others_events);
-	report_u64(f, "history_vectors", d->an.n);
-	report_dbl(f, "history_s", analysis_history_s(&d->an, wtable_window_of(d->wt, now),
-						      d->env.window_ms * 1000000ull), 1);
-	report_u64(f, "history_trimmed", d->an.history_trimmed);
-	rows_get_stats(&d->rows, &rs);
-	report_u64(f, "export_rows", rs.rows);
-	report_u64(f, "export_bytes", rs.bytes);
-	report_u64(f, "export_max_bytes", rs.max_bytes);
-	report_u64(f, "export_rows_evicted", rs.evicted);
-	report_u64(f, "export_rows_lost", rs.lost);
-	report_dbl(f, "export_oldest_ts", rs.oldest_ts, 3);
-	report_u64(f, "cluster_runs", d->an.runs);
-	report_dbl(f, "cluster_ms", d->an.last_run_ms, 1);
-	report_u64(f, "rules_reloads", d->reloads);
-	report_u64(f, "gpu_records", d->gpu_records);
-	report_u64(f, "cupti_dropped", d->cupti_dropped);
-	/* records of user-space probes rejected for their values, by reason */
-	report_u64(f, "usdt_rejected", c.w.rejected);
-	for (r = 0; r < REJ_N; r++) {
-		snprintf(name, sizeof(name), "usdt_rejected_%s", usdt_reject_name(r));
-		report_u64(f, name, c.w.rejected_by[r]);
-	}
-	report_u64(f, "usdt_rejected_last_tgid", c.w.rejected_tgid);
-	report_u64(f, "kv_blocks", c.w.kv_blocks);
-	report_u64(f, "kv_queue_full", c.w.kv_queue_full);
-	control_get_stats(d->ctl, &cs);
-	report_u64(f, "control_served", cs.served);
-	report_u64(f, "control_timeouts", cs.timeouts);
-	report_u64(f, "control_denied", cs.denied);
-	report_u64(f, "control_busy", cs.busy);
-	report_u64(f, "control_too_long", cs.too_long);
+	c->recursion_misses = ps.recursion_misses;
+	c->bad_records = d->bad_records;
+	c->lost_nomem = d->lost_nomem;
+	c->page_refaults = d->page_refaults;
+	c->kv_swap_ins = d->kv_swap_ins;
+	memcpy(c->vectors, d->vectors, sizeof(c->vectors));
+	c->sample_shift = d->smp.top_shift;
+	c->sample_shift_peak = d->smp.peak_shift;
+	c->sample_slots = d->smp.sampled;
+	c->sample_changes = d->smp.changes;
+	c->history_vectors = d->an.n;
+	c->history_trimmed = d->an.history_trimmed;
+	c->history_s = analysis_history_s(&d->an, wtable_window_of(d->wt, now),
+					  d->env.window_ms * 1000000ull);
+	rows_get_stats(&d->rows, &c->rows);
+	c->cluster_runs = d->an.runs;
+	c->cluster_ms = d->an.last_run_ms;
+	c->cluster_s_total = d->cluster_s_total;
+	c->reloads = d->reloads;
+	c->gpu_records = d->gpu_records;
+	c->cupti_dropped = d->cupti_dropped;
+	control_get_stats(d->ctl, &c->ctl);
+	httpd_get_stats(d->http, &hs);
+	c->scrapes = hs.served;
+	return count_anomalous(d, now, c->anomalous);
 }
 
 /* ---- the metrics endpoint (metrics.h renders, httpd.h serves) ---- */
-
-/* A key counts as anomalous under a label when its newest vector of the
- * last ANOMALY_RECENT_NS carries it. */
-#define ANOMALY_RECENT_NS (10 * NSEC_PER_SEC)
-
-struct recent {
-	struct wkey key;
-	uint64_t window;
-	enum cs_label label;
-};
-
-static int key_cmp(const struct wkey *x, const struct wkey *y)
-{
-	if (x->domain != y->domain)
-		return x->domain < y->domain ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->gen != y->gen)
-		return x->gen < y->gen ? -1 : 1;
-	return 0;
-}
-
-/* by key, newest first */
-static int recent_cmp(const void *a, const void *b)
-{
-	const struct recent *x = a, *y = b;
-	int c = key_cmp(&x->key, &y->key);
-
-	if (c)
-		return c;
-	return x->window > y->window ? -1 : x->window < y->window ? 1 : 0;
-}
-
-static int count_anomalous(struct daemon *d, uint64_t *by_label)
-{
-	uint64_t window_ns = d->env.window_ms * 1000000ull;
-	uint64_t now = wtable_window_of(d->wt, clock_ns(CLOCK_MONOTONIC));
-	uint64_t back = ANOMALY_RECENT_NS / window_ns;
-	uint64_t from = now > back ? now - back : 0;
-	struct recent *r;
-	size_t i, n = 0;
-
-	if (!d->an.n)
-		return 0;
-	r = malloc(d->an.n * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	for (i = d->an.n; i-- > 0 && d->an.v[i].window >= from;) {
-		r[n].key = d->an.v[i].key;
-		r[n].window = d->an.v[i].window;
-		r[n++].label = d->an.v[i].label;
-	}
-	qsort(r, n, sizeof(*r), recent_cmp);
-	for (i = 0; i < n; i++) {
-		if (i && !key_cmp(&r[i - 1].key, &r[i].key))
-			continue;	/* an older vector of the key before */
-		if (r[i].label < LABEL_COUNT)
-			by_label[r[i].label]++;
-	}
-	free(r);
-	return 0;
-}
 
 static int collect_key(struct acc *a, void *ctx)
 {
@@ -414,53 +320,15 @@ static int collect_key(struct acc *a, void *ctx)
 static int render_metrics(void *ctx, char **body, size_t *len)
 {
 	struct daemon *d = ctx;
-	uint64_t anomalous[LABEL_COUNT] = { 0 };
 	struct metrics m = { .version = CACHESCOPED_VERSION };
 	struct metrics_keys ks = { 0 };
-	struct control_stats cs;
-	struct httpd_stats hs;
-	struct counts c;
-	unsigned int i;
+	struct counters c;
 	int err;
 
-	counts_read(d, &c);
-	m.uptime_s = (double)(clock_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC_PER_SEC;
-	m.produced = c.k.produced;
-	m.consumed = c.consumed;
-	m.dropped = c.k.dropped;
-	m.bad_records = d->bad_records;
-	m.lost_nomem = d->lost_nomem;
-	m.unseen_frees = c.k.live_replaced + c.k.track_reclaimed;
-	m.page_refaults = d->page_refaults;
-	m.kv_swap_ins = d->kv_swap_ins;
-	m.keys = c.w.keys;
-	err = count_anomalous(d, anomalous);
+	err = counters_take(d, &c);
 	if (err)
 		return err;
-	for (i = 0; i < LABEL_COUNT; i++) {
-		metrics_named_set(&m.vectors, label_name(i), d->vectors[i]);
-		if (i != LABEL_NORMAL)	/* anomalies only */
-			metrics_named_set(&m.anomalous, label_name(i), anomalous[i]);
-	}
-	m.cluster_runs = d->an.runs;
-	m.cluster_s_total = d->cluster_s_total;
-	m.cluster_last_s = d->an.last_run_ms / 1000;
-	m.gpu_records = d->gpu_records;
-	m.cupti_dropped = d->cupti_dropped;
-	m.sample_shift = d->smp.top_shift;
-	m.sample_shift_peak = d->smp.peak_shift;
-	m.sample_slots = d->smp.sampled;
-	m.sample_changes = d->smp.changes;
-	for (i = 0; i < REJ_N; i++)
-		metrics_named_set(&m.usdt_rejected, usdt_reject_name(i), c.w.rejected_by[i]);
-	control_get_stats(d->ctl, &cs);
-	m.control_served = cs.served;
-	m.control_timeouts = cs.timeouts;
-	m.control_denied = cs.denied;
-	m.control_busy = cs.busy;
-	m.control_too_long = cs.too_long;
-	httpd_get_stats(d->http, &hs);
-	m.scrapes = hs.served;
+	counters_metrics(&c, &m);
 	wtable_foreach(d->wt, collect_key, &ks);
 	err = ks.err;
 	if (!err) {
@@ -499,10 +367,14 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 		return;
 	}
 	switch (rq.cmd) {
-	case CMD_STATUS:
-		collect_stats(d, &f);
+	case CMD_STATUS: {
+		struct counters c;
+
+		counters_take(d, &c);
+		counters_status(&c, &f);
 		report_stats(&f, rq.fmt, out);
 		break;
+	}
 	case CMD_CLUSTERS:
 		report_clusters(&d->an, rq.label, rq.fmt, out);
 		break;
@@ -557,30 +429,20 @@ static void print_summary(struct daemon *d)
 	struct summary sum = { 0 }, *s = &sum;
 	struct loader_run_times rt;
 	struct loader_prog_stats ps;
-	struct counts c;
+	struct counters c;
 
-	counts_read(d, &c);
+	counters_take(d, &c);
+	counters_summary(&c, s);
 	s->kernel_stats = d->env.bpf_stats && d->ld.stats_fd >= 0;
 	loader_prog_stats(&d->ld, &ps, d->env.bpf_stats ? summary_add_prog : NULL, s);
 	if (d->env.bpf_stats && !loader_run_times(&d->ld, &rt))
 		s->run_times = &rt;
-	loader_map_evictions(&d->ld, &c.k, &s->live_evictions, &s->evicted_evictions);
-	s->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - d->start_ns) / NSEC_PER_SEC;
-	s->k = c.k;
-	s->consumed = c.consumed;
-	s->w = c.w;
-	s->recursion_misses = ps.recursion_misses;
-	s->bad_records = d->bad_records;
-	s->lost_nomem = d->lost_nomem;
+	loader_map_evictions(&d->ld, &s->k, &s->live_evictions, &s->evicted_evictions);
 	s->smp = &d->smp;
 	s->sample_budget = d->env.sample_budget;
 	s->max_keys = d->env.max_keys;
 	s->history_max = d->env.history_max;
-	s->history_vectors = d->an.n;
-	s->history_trimmed = d->an.history_trimmed;
 	s->gpu = d->gpu_lib[0];
-	s->gpu_records = d->gpu_records;
-	s->cupti_dropped = d->cupti_dropped;
 	s->csv = d->csv_done;
 	s->csv_st = d->csv_st;
 	summary_print(s, stdout);
@@ -1038,20 +900,17 @@ static void print_status(struct daemon *d, uint64_t now)
 	const struct vec_entry *newest[STATUS_NEWEST];
 	uint64_t back = ANOMALY_RECENT_NS / (d->env.window_ms * 1000000ull);
 	uint64_t w = wtable_window_of(d->wt, now);
-	struct status st = { .uptime_s = (double)(now - d->start_ns) / NSEC_PER_SEC, .events_per_s = -1 };
+	struct status st = { .events_per_s = -1 };
+	struct counters c;
 	uint64_t since;
 	char line[1024];
-	struct counts c;
 	size_t n;
 
-	counts_read(d, &c);
-	st.events = c.k.produced;
-	st.dropped = c.k.dropped;
-	st.keys = c.w.keys;
+	counters_take(d, &c);
+	counters_line(&c, &st);
 	since = d->status_ns ? d->status_ns : d->start_ns;
 	if (now > since)
 		st.events_per_s = (double)(st.events - d->status_events) * NSEC_PER_SEC / (now - since);
-	count_anomalous(d, st.anomalous);
 	n = status_newest(d->an.v, d->an.n, w > back ? w - back : 0, newest, STATUS_NEWEST);
 	status_format(line, sizeof(line), &st, newest, n);
 	fprintf(stderr, "cachescoped: %s\n", line);
@@ -1171,201 +1030,251 @@ static void finish(struct daemon *d)
 	wtable_close_all(d->wt);
 }
 
-int main(int argc, char **argv)
+/* ---- main: named phases, each logs its own failure ---- */
+
+/* The command line and the rules: 0, 1 (--help or --version: done), or
+ * -EINVAL (exit 2). */
+static int parse(struct daemon *d, int argc, char **argv)
 {
-	struct daemon d = { .loop = { .epfd = -1 }, .sfd = -1, .tfd = -1, .lfd = -1,
-			    .drop_window = UINT64_MAX };
-	uint64_t t0;
 	int err;
 
-	env_defaults(&d.env);
-	err = args_parse(argc, argv, &d.env);
+	env_defaults(&d->env);
+	err = args_parse(argc, argv, &d->env);
 	if (err)
-		return err > 0 ? 0 : 2;
-	log_verbosity = d.env.verbose;
+		return err > 0 ? 1 : -EINVAL;
+	log_verbosity = d->env.verbose;
+	return setup_rules(d) ? -EINVAL : 0;
+}
 
-	err = setup_rules(&d);
-	if (err)
-		return 2;
-	err = setup_signals(&d);
+/* Signals and the outputs, before anything is loaded. */
+static int setup(struct daemon *d)
+{
+	int err = setup_signals(d);
+
 	if (err) {
 		log_err("cannot set up signals: %s", strerror(-err));
-		return 1;
+		return err;
 	}
-	if (d.env.csv_path) {
-		csv_orphans(d.env.csv_path, report_orphan, NULL);
-		err = csv_open(d.env.csv_path, &d.csv);
+	if (d->env.csv_path) {
+		csv_orphans(d->env.csv_path, report_orphan, NULL);
+		err = csv_open(d->env.csv_path, &d->csv);
 		if (err) {
-			log_err("cannot create %s: %s", d.env.csv_path, strerror(-err));
-			return 1;
+			log_err("cannot create %s: %s", d->env.csv_path, strerror(-err));
+			return err;
 		}
-		rowcsv_header(d.csv);
+		rowcsv_header(d->csv);
 	}
 	/* rows (the --csv file's, export's) of many hosts can be read
 	 * together (cachescope cluster) */
-	if (gethostname(d.host, sizeof(d.host) - 1))
-		d.host[0] = '\0';
-	d.cg = cgcache_new("/proc", COMM_REFRESH_NS);
-	if (!d.cg) {
-		err = -ENOMEM;
+	if (gethostname(d->host, sizeof(d->host) - 1))
+		d->host[0] = '\0';
+	d->cg = cgcache_new("/proc", COMM_REFRESH_NS);
+	if (!d->cg) {
 		log_err("cannot allocate the cgroup table: out of memory");
-		goto cleanup;
+		return -ENOMEM;
 	}
-	err = setup_export(&d);
+	err = setup_export(d);
 	if (err) {
 		log_err("cannot keep rows for export: out of memory");
-		goto cleanup;
+		return err;
 	}
 	/* the default socket's directory: made by systemd (RuntimeDirectory=)
 	 * or here; any other --socket names a directory that must exist */
-	if (d.env.socket_path && !strcmp(d.env.socket_path, ENV_DEFAULT_SOCKET) &&
+	if (d->env.socket_path && !strcmp(d->env.socket_path, ENV_DEFAULT_SOCKET) &&
 	    mkdir(ENV_DEFAULT_RUNDIR, 0755) && errno != EEXIST) {
 		err = -errno;
 		log_err("cannot create %s: %s", ENV_DEFAULT_RUNDIR, strerror(errno));
-		goto cleanup;
+		return err;
 	}
 	/* before anything is loaded or started: the socket must be free */
-	if (d.env.socket_path && (err = control_check(d.env.socket_path))) {
-		socket_error(d.env.socket_path, err);
-		goto cleanup;
+	if (d->env.socket_path && (err = control_check(d->env.socket_path))) {
+		socket_error(d->env.socket_path, err);
+		return err;
 	}
-	err = loader_start(&d.ld, &d.env, on_sample, &d);
-	if (err)
-		goto cleanup;
+	return 0;
+}
 
-	d.start_ns = clock_ns(CLOCK_MONOTONIC);
-	sampler_init(&d.smp, d.env.sample_shift, CS_SAMPLE_SHIFT_MAX, d.env.sample_budget,
-		     d.start_ns);
-	set_shifts(&d);
-	d.real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
-	t0 = d.start_ns - d.start_ns % (d.env.window_ms * 1000000ull);
-	d.t0 = t0;
-	d.wt = wtable_new(t0, d.env.window_ms * 1000000ull, on_row, resolve_key, &d);
-	if (!d.wt) {
-		err = -ENOMEM;
+/* The programs loaded and attached, and the stages they feed. */
+static int load_and_attach(struct daemon *d)
+{
+	uint64_t window_ns = d->env.window_ms * 1000000ull;
+	int err = loader_start(&d->ld, &d->env, on_sample, d);
+
+	if (err)
+		return err;
+	d->start_ns = clock_ns(CLOCK_MONOTONIC);
+	sampler_init(&d->smp, d->env.sample_shift, CS_SAMPLE_SHIFT_MAX, d->env.sample_budget,
+		     d->start_ns);
+	set_shifts(d);
+	d->real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	d->t0 = d->start_ns - d->start_ns % window_ns;
+	d->wt = wtable_new(d->t0, window_ns, on_row, resolve_key, d);
+	if (!d->wt) {
 		log_err("cannot allocate window table: out of memory");
-		goto cleanup;
+		return -ENOMEM;
 	}
-	set_window_rules(&d);
-	wtable_set_limits(d.wt, &(struct wtable_limits){
-		.max_keys = (size_t)d.env.max_keys,
+	set_window_rules(d);
+	wtable_set_limits(d->wt, &(struct wtable_limits){
+		.max_keys = (size_t)d->env.max_keys,
 		.alive = process_alive,
 		.key_gone = key_gone,
 	});
-	setup_kstate(&d);
-	err = loop_init(&d.loop);
+	setup_kstate(d);
+	return 0;
+}
+
+/* The loop's first sources (rings, signals, timer), the CUPTI library
+ * watched, kvref started. */
+static int start_sources(struct daemon *d)
+{
+	int err = loop_init(&d->loop);
+
 	if (!err)
-		err = setup_timer(&d, t0);
+		err = setup_timer(d, d->t0);
 	if (!err)
-		err = loop_add(&d.loop, loader_epoll_fd(&d.ld), EPOLLIN, on_rings, &d);
+		err = loop_add(&d->loop, loader_epoll_fd(&d->ld), EPOLLIN, on_rings, d);
 	if (!err)
-		err = loop_add(&d.loop, d.sfd, EPOLLIN, on_signal, &d);
+		err = loop_add(&d->loop, d->sfd, EPOLLIN, on_signal, d);
 	if (!err)
-		err = loop_add(&d.loop, d.tfd, EPOLLIN, on_timer, &d);
+		err = loop_add(&d->loop, d->tfd, EPOLLIN, on_timer, d);
 	if (err) {
 		log_err("cannot set up the event loop: %s", strerror(-err));
-		goto cleanup;
+		return err;
 	}
-	err = watch_gpu(&d);
-	if (err)
-		goto cleanup;
-	if (d.env.workload) {
-		err = start_workload(&d);
-		if (err)
-			goto cleanup;
-	}
-	err = drop_privileges(&d);
-	if (err)
-		goto cleanup;
-	/* unprivileged: a port below 1024 is refused (EACCES) */
-	if (d.env.metrics_addr) {
-		err = start_metrics(&d);
-		if (err)
-			goto cleanup;
-	}
-	/* last: a client that finds the socket finds every probe attached,
-	 * the privileges dropped and the metrics served */
-	if (d.env.socket_path) {
-		d.lfd = control_listen(d.env.socket_path);
-		if (d.lfd < 0) {
-			err = d.lfd;
-			socket_error(d.env.socket_path, err);
-			goto cleanup;
-		}
-		struct control_limits lim;
+	err = watch_gpu(d);
+	if (!err && d->env.workload)
+		err = start_workload(d);
+	return err;
+}
 
-		control_limits_default(&lim);
-		/* an export is answered whole */
-		if (lim.max_reply < ((size_t)d.env.export_mb << 20) + (1u << 20))
-			lim.max_reply = ((size_t)d.env.export_mb << 20) + (1u << 20);
-		d.ctl = control_new(&d.loop, d.lfd, &lim, on_command, &d);
-		if (!d.ctl) {
-			err = -errno;
-			log_err("cannot set up the event loop: %s", strerror(-err));
-			goto cleanup;
-		}
+/* Unprivileged by now: the metrics (a port below 1024 is refused,
+ * EACCES), then the control socket last: a client that finds the socket
+ * finds every probe attached, the privileges dropped and the metrics
+ * served. */
+static int serve(struct daemon *d)
+{
+	struct control_limits lim;
+	int err;
+
+	if (d->env.metrics_addr && (err = start_metrics(d)))
+		return err;
+	if (!d->env.socket_path)
+		return 0;
+	d->lfd = control_listen(d->env.socket_path);
+	if (d->lfd < 0) {
+		socket_error(d->env.socket_path, d->lfd);
+		return d->lfd;
 	}
-	log_info("tracing %d CPUs, %ld ms windows%s", d.ld.nr_cpus, d.env.window_ms,
-		 d.env.npids ? ", filtered by pid" : "");
-
-	err = run_loop(&d);
-	finish(&d);
-	if (d.csv) {
-		int cerr = csv_commit(d.csv);
-
-		csv_get_stats(d.csv, &d.csv_st);
-		d.csv_done = true;
-		if (cerr) {
-			log_err("cannot rename %s to %s: %s; its rows are kept there",
-				csv_tmp_path(d.csv), d.env.csv_path, strerror(-cerr));
-			err = cerr;
-		} else if (d.csv_st.err) {
-			log_err("%s holds %" PRIu64 " rows; %" PRIu64 " were lost after a write error: %s",
-				d.env.csv_path, d.csv_st.rows, d.csv_st.lost,
-				strerror(-d.csv_st.err));
-			err = d.csv_st.err;
-		} else if (d.csv_st.lost) {
-			log_err("%s lacks %" PRIu64 " rows: no memory to build them", d.env.csv_path,
-				d.csv_st.lost);
-			err = -ENOMEM;
-		}
-		csv_free(d.csv);
-		d.csv = NULL;
+	control_limits_default(&lim);
+	/* an export is answered whole */
+	if (lim.max_reply < ((size_t)d->env.export_mb << 20) + (1u << 20))
+		lim.max_reply = ((size_t)d->env.export_mb << 20) + (1u << 20);
+	d->ctl = control_new(&d->loop, d->lfd, &lim, on_command, d);
+	if (!d->ctl) {
+		err = -errno;
+		log_err("cannot set up the event loop: %s", strerror(-err));
+		return err;
 	}
-	recluster(&d, clock_ns(CLOCK_MONOTONIC));
-	print_tables(&d);
-	report_clusters(&d.an, LABEL_NONE, REPORT_TEXT, stdout);
-	if (d.driving) {
-		char why[64];
+	return 0;
+}
 
-		wl_stop(&d.wl);
-		wl_print_score(&d.wl, stdout);
-		if (wl_failed(&d.wl, why, sizeof(why))) {
+/* The --csv file committed (rename), or why not. */
+static int commit_csv(struct daemon *d)
+{
+	int err = csv_commit(d->csv);
+
+	csv_get_stats(d->csv, &d->csv_st);
+	d->csv_done = true;
+	if (err) {
+		log_err("cannot rename %s to %s: %s; its rows are kept there",
+			csv_tmp_path(d->csv), d->env.csv_path, strerror(-err));
+	} else if (d->csv_st.err) {
+		log_err("%s holds %" PRIu64 " rows; %" PRIu64 " were lost after a write error: %s",
+			d->env.csv_path, d->csv_st.rows, d->csv_st.lost, strerror(-d->csv_st.err));
+		err = d->csv_st.err;
+	} else if (d->csv_st.lost) {
+		log_err("%s lacks %" PRIu64 " rows: no memory to build them", d->env.csv_path,
+			d->csv_st.lost);
+		err = -ENOMEM;
+	}
+	csv_free(d->csv);
+	d->csv = NULL;
+	return err;
+}
+
+/* After the loop: the CSV, the last clustering, the tables, kvref's score
+ * and the counters.  Returns err, or the first failure of these. */
+static int report(struct daemon *d, int err)
+{
+	char why[64];
+	int cerr;
+
+	if (d->csv && (cerr = commit_csv(d)))
+		err = cerr;
+	recluster(d, clock_ns(CLOCK_MONOTONIC));
+	print_tables(d);
+	report_clusters(&d->an, LABEL_NONE, REPORT_TEXT, stdout);
+	if (d->driving) {
+		wl_stop(&d->wl);
+		wl_print_score(&d->wl, stdout);
+		if (wl_failed(&d->wl, why, sizeof(why))) {
 			log_err("the workload (kvref) failed: %s", why);
 			err = -ECHILD;
 		}
 	}
-	print_summary(&d);
-cleanup:
-	csv_abort(d.csv);
-	httpd_stop(d.http);
-	control_free(d.ctl);
-	control_close(d.lfd, d.env.socket_path);
-	loop_release(&d.loop);
-	if (d.tfd >= 0)
-		close(d.tfd);
-	if (d.sfd >= 0)
-		close(d.sfd);
-	wtable_free(d.wt);
-	cgcache_free(d.cg);
-	kstate_free(d.ks);
-	ksyms_free(d.syms);
-	loader_stop(&d.ld);
-	report_snap_release(&d.snap);
-	csv_free(d.mem_csv);
-	rows_release(&d.rows);
-	analysis_release(&d.an);
-	if (d.driving)
-		wl_stop(&d.wl);
+	print_summary(d);
+	return err;
+}
+
+static void release(struct daemon *d)
+{
+	csv_abort(d->csv);
+	httpd_stop(d->http);
+	control_free(d->ctl);
+	control_close(d->lfd, d->env.socket_path);
+	loop_release(&d->loop);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->sfd >= 0)
+		close(d->sfd);
+	wtable_free(d->wt);
+	cgcache_free(d->cg);
+	kstate_free(d->ks);
+	ksyms_free(d->syms);
+	loader_stop(&d->ld);
+	report_snap_release(&d->snap);
+	csv_free(d->mem_csv);
+	rows_release(&d->rows);
+	analysis_release(&d->an);
+	if (d->driving)
+		wl_stop(&d->wl);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .loop = { .epfd = -1 }, .sfd = -1, .tfd = -1, .lfd = -1,
+			    .drop_window = UINT64_MAX };
+	int err;
+
+	err = parse(&d, argc, argv);
+	if (err)
+		return err > 0 ? 0 : 2;
+	err = setup(&d);
+	if (!err)
+		err = load_and_attach(&d);
+	if (!err)
+		err = start_sources(&d);
+	if (!err)
+		err = drop_privileges(&d);
+	if (!err)
+		err = serve(&d);
+	if (!err) {
+		log_info("tracing %d CPUs, %ld ms windows%s", d.ld.nr_cpus, d.env.window_ms,
+			 d.env.npids ? ", filtered by pid" : "");
+		err = run_loop(&d);
+		finish(&d);
+		err = report(&d, err);
+	}
+	release(&d);
 	return err ? 1 : 0;
 }

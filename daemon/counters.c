@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* How each output shows the counters' snapshot: see counters.h. */
+#include <stdio.h>
+#include <string.h>
+#include "counters.h"
+#include "loader.h"
+#include "metrics.h"
+#include "report.h"
+#include "status.h"
+#include "summary.h"
+
+static uint64_t unseen_frees(const struct counters *c)
+{
+	return c->k.live_replaced + c->k.track_reclaimed;
+}
+
+void counters_status(const struct counters *c, struct report_fields *f)
+{
+	char name[48];
+	unsigned int r;
+
+	report_dbl(f, "uptime_s", c->uptime_s, 1);
+	report_u64(f, "produced", c->k.produced);
+	report_u64(f, "consumed", c->consumed);
+	report_u64(f, "dropped", c->k.dropped);
+	report_u64(f, "windows", c->w.windows);
+	report_u64(f, "rows", c->w.rows);
+	report_u64(f, "keys", c->w.keys);
+	report_u64(f, "late", c->w.late);
+	report_u64(f, "free_unmatched", c->k.free_unmatched);
+	report_u64(f, "unseen_frees", unseen_frees(c));
+	report_u64(f, "recursion_misses", c->recursion_misses);
+	report_u64(f, "sample_shift", c->sample_shift);
+	report_u64(f, "sample_shift_peak", c->sample_shift_peak);
+	report_u64(f, "sample_slots", c->sample_slots);
+	report_u64(f, "sample_changes", c->sample_changes);
+	report_u64(f, "page_evictions", c->k.evictions);
+	report_u64(f, "keys_dropped", c->w.keys_dropped);
+	report_u64(f, "keys_exited", c->w.keys_exited);
+	report_u64(f, "keys_idle_merged", c->w.keys_idle_merged);
+	report_u64(f, "keys_evicted", c->w.keys_evicted);
+	report_u64(f, "others_events", c->w.others_events);
+	report_u64(f, "history_vectors", c->history_vectors);
+	report_dbl(f, "history_s", c->history_s, 1);
+	report_u64(f, "history_trimmed", c->history_trimmed);
+	report_u64(f, "export_rows", c->rows.rows);
+	report_u64(f, "export_bytes", c->rows.bytes);
+	report_u64(f, "export_max_bytes", c->rows.max_bytes);
+	report_u64(f, "export_rows_evicted", c->rows.evicted);
+	report_u64(f, "export_rows_lost", c->rows.lost);
+	report_dbl(f, "export_oldest_ts", c->rows.oldest_ts, 3);
+	report_u64(f, "cluster_runs", c->cluster_runs);
+	report_dbl(f, "cluster_ms", c->cluster_ms, 1);
+	report_u64(f, "rules_reloads", c->reloads);
+	report_u64(f, "gpu_records", c->gpu_records);
+	report_u64(f, "cupti_dropped", c->cupti_dropped);
+	/* records of user-space probes rejected for their values, by reason */
+	report_u64(f, "usdt_rejected", c->w.rejected);
+	for (r = 0; r < REJ_N; r++) {
+		snprintf(name, sizeof(name), "usdt_rejected_%s", usdt_reject_name(r));
+		report_u64(f, name, c->w.rejected_by[r]);
+	}
+	report_u64(f, "usdt_rejected_last_tgid", c->w.rejected_tgid);
+	report_u64(f, "kv_blocks", c->w.kv_blocks);
+	report_u64(f, "kv_queue_full", c->w.kv_queue_full);
+	report_u64(f, "control_served", c->ctl.served);
+	report_u64(f, "control_timeouts", c->ctl.timeouts);
+	report_u64(f, "control_denied", c->ctl.denied);
+	report_u64(f, "control_busy", c->ctl.busy);
+	report_u64(f, "control_too_long", c->ctl.too_long);
+}
+
+void counters_metrics(const struct counters *c, struct metrics *m)
+{
+	unsigned int i;
+
+	m->uptime_s = c->uptime_s;
+	m->produced = c->k.produced;
+	m->consumed = c->consumed;
+	m->dropped = c->k.dropped;
+	m->bad_records = c->bad_records;
+	m->lost_nomem = c->lost_nomem;
+	m->unseen_frees = unseen_frees(c);
+	m->page_refaults = c->page_refaults;
+	m->kv_swap_ins = c->kv_swap_ins;
+	m->keys = c->w.keys;
+	for (i = 0; i < LABEL_COUNT; i++) {
+		metrics_named_set(&m->vectors, label_name(i), c->vectors[i]);
+		if (i != LABEL_NORMAL)	/* anomalies only */
+			metrics_named_set(&m->anomalous, label_name(i), c->anomalous[i]);
+	}
+	m->cluster_runs = c->cluster_runs;
+	m->cluster_s_total = c->cluster_s_total;
+	m->cluster_last_s = c->cluster_ms / 1000;
+	m->gpu_records = c->gpu_records;
+	m->cupti_dropped = c->cupti_dropped;
+	m->sample_shift = c->sample_shift;
+	m->sample_shift_peak = c->sample_shift_peak;
+	m->sample_slots = c->sample_slots;
+	m->sample_changes = c->sample_changes;
+	for (i = 0; i < REJ_N; i++)
+		metrics_named_set(&m->usdt_rejected, usdt_reject_name(i), c->w.rejected_by[i]);
+	m->control_served = c->ctl.served;
+	m->control_timeouts = c->ctl.timeouts;
+	m->control_denied = c->ctl.denied;
+	m->control_busy = c->ctl.busy;
+	m->control_too_long = c->ctl.too_long;
+	m->scrapes = c->scrapes;
+}
+
+void counters_line(const struct counters *c, struct status *st)
+{
+	st->uptime_s = c->uptime_s;
+	st->events = c->k.produced;
+	st->dropped = c->k.dropped;
+	st->keys = c->w.keys;
+	memcpy(st->anomalous, c->anomalous, sizeof(st->anomalous));
+}
+
+void counters_summary(const struct counters *c, struct summary *s)
+{
+	s->elapsed_s = c->uptime_s;
+	s->k = c->k;
+	s->consumed = c->consumed;
+	s->w = c->w;
+	s->recursion_misses = c->recursion_misses;
+	s->bad_records = c->bad_records;
+	s->lost_nomem = c->lost_nomem;
+	s->history_vectors = c->history_vectors;
+	s->history_trimmed = c->history_trimmed;
+	s->gpu_records = c->gpu_records;
+	s->cupti_dropped = c->cupti_dropped;
+}
