@@ -31,6 +31,7 @@
 #include "control.h"
 #include "counters.h"
 #include "csv.h"
+#include "discover.h"
 #include "event.h"
 #include "httpd.h"
 #include "metrics.h"
@@ -451,41 +452,14 @@ static void print_summary(struct daemon *d)
 /* ---- the loop ---- */
 
 
-/* A file root runs or hands to other processes must be root's alone. */
-static int check_trusted(const char *path, const char *what)
-{
-	const char *why = NULL;
-	int err = privs_check_file(path, &why);
-
-	if (err == -EPERM)
-		log_err("refusing to %s %s: %s (it must be root's and writable by root alone)",
-			what, path, why);
-	else if (err)
-		log_err("cannot check %s: %s", path, strerror(-err));
-	return err;
-}
-
 /* GPU records come through the CUPTI library's probes, for every process
  * that loads it; without the library there is nothing to watch. */
 static int watch_gpu(struct daemon *d)
 {
-	char path[4200];
-	int err;
+	char path[PATH_MAX];
+	int err = discover_gpu_lib(&d->env, path, sizeof(path));
 
-	if (d->env.no_gpu)
-		return 0;
-	if (d->env.gpu_lib) {
-		/* absolute: it is also handed to kvref as CUDA_INJECTION64_PATH */
-		if (!realpath(d->env.gpu_lib, path) || access(path, R_OK)) {
-			log_err("cannot watch --gpu-lib %s: %s", d->env.gpu_lib, strerror(errno));
-			return -errno;
-		}
-	} else if (paths_find_mine("libcachescope_cupti.so", path, sizeof(path)) || access(path, R_OK)) {
-		return 0;
-	}
-	/* kvref loads it as root, and so may any process told to */
-	err = check_trusted(path, "load");
-	if (err)
+	if (err || !path[0])
 		return err;
 	err = loader_attach_gpu(&d->ld, path);
 	if (!err) {
@@ -515,100 +489,18 @@ static void on_workload(int fd, uint32_t events, void *data)
 		loop_del(&d->loop, fd);
 }
 
-/* The CUDA backend kvref is to load: --workload-cuda-lib, or kvref_cuda.so
- * in kvref's own directory. */
-static int find_backend(const struct daemon *d, const char *kvref, char *out, size_t n)
-{
-	const char *slash = strrchr(kvref, '/');
-
-	if (d->env.workload_cuda_lib) {
-		if (!realpath(d->env.workload_cuda_lib, out)) {
-			log_err("cannot use --workload-cuda-lib %s: %s", d->env.workload_cuda_lib,
-				strerror(errno));
-			return -errno;
-		}
-		return 0;
-	}
-	if ((size_t)snprintf(out, n, "%.*s/kvref_cuda.so", (int)(slash - kvref), kvref) >= n)
-		return -ENAMETOOLONG;
-	if (access(out, F_OK)) {
-		log_err("--workload-backend cuda needs %s: %s (built by make where nvcc exists)", out,
-			strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-/* Open what kvref runs from, as root, for the user it runs as (spawn.h):
- * nothing is left for that user to reach by a path. */
-static int open_workload_files(struct daemon *d, const char *kvref, const struct spawn_user *u,
-			       struct wl_files *f)
-{
-	char lib[PATH_MAX], why[512];
-	const char *what;
-	int err;
-
-	err = spawn_open(&f->exe, kvref, u, X_OK, why, sizeof(why));
-	if (err == -EPERM)
-		log_err("refusing to run %s: %s", kvref, why);
-	else if (err)
-		log_err("cannot run %s as %s: %s", kvref, u->name, why);
-	if (err)
-		return err;
-	if (!d->env.workload_backend || strcmp(d->env.workload_backend, "cuda"))
-		return 0;
-	if (!d->gpu_lib[0]) {
-		log_err("--workload-backend cuda needs the CUPTI library: build it (make, with the CUDA toolkit) or name it with --gpu-lib");
-		return -ENOENT;
-	}
-	err = find_backend(d, kvref, lib, sizeof(lib));
-	if (err)
-		return err;
-	what = lib;
-	err = spawn_open(&f->backend, lib, u, R_OK, why, sizeof(why));
-	if (!err) {
-		what = d->gpu_lib;
-		err = spawn_open(&f->inject, d->gpu_lib, u, R_OK, why, sizeof(why));
-	}
-	if (err == -EPERM)
-		log_err("refusing to hand %s to kvref: %s", what, why);
-	else if (err)
-		log_err("cannot hand %s to kvref as %s: %s", what, u->name, why);
-	return err;
-}
-
 /* kvref lives beside cachescoped in the build folder, or in the package
  * library directory of an installed tree (paths.h). */
 static int start_workload(struct daemon *d)
 {
 	struct wl_files f = { .exe.fd = -1, .backend.fd = -1, .inject.fd = -1 };
-	char found[4200], path[PATH_MAX], why[512];
+	char path[PATH_MAX], why[512];
 	struct spawn_user user;
 	int err;
 
-	err = paths_find_mine("kvref", found, sizeof(found));
-	if (err == -ENOENT) {
-		log_err("cannot run the workload: no kvref beside cachescoped (%s) nor in %s from there (build it with make)",
-			found, paths_pkglib_rel());
-		return err;
-	}
-	if (err) {
-		log_err("cannot find kvref: %s", strerror(-err));
-		return err;
-	}
-	if (!realpath(found, path)) {
-		log_err("cannot run the workload: %s: %s (build it with make)", found, strerror(errno));
-		return -errno;
-	}
-	err = spawn_user_get(&user, WL_USER);
-	if (err) {
-		log_err("cannot start %s: no user '%s' to run it as (it does not run as root)",
-			path, WL_USER);
-		return err;
-	}
-	err = open_workload_files(d, path, &user, &f);
+	err = discover_workload(&d->env, d->gpu_lib, path, &user, &f);
 	if (err)
-		goto cleanup;
+		return err;
 	err = loader_attach_usdt(&d->ld, path);
 	if (err)
 		goto cleanup;
