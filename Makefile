@@ -449,7 +449,7 @@ UNIT_IN := tools/systemd/cachescoped.service.in
 DASHBOARD := tools/grafana/cachescope.json
 
 $(OUTPUT)/cachescoped.service: $(UNIT_IN) FORCE
-	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' $< > $@.tmp
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' $< > $@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 install: $(BINS) $(INSTALL_LIBS) $(OUTPUT)/cachescoped.service

@@ -3,8 +3,9 @@
  * The cachescope CLI against a real cachescoped (real BPF programs): JSON
  * that jq accepts, a leak cluster under --workload leak, export's file
  * with the daemon's own CSV header, reload and SIGHUP re-reading --rules
- * while the daemon goes on, and the messages and exit codes for a daemon
- * that is not there and a caller that may not ask.
+ * while the daemon goes on, the messages and exit codes for a daemon
+ * that is not there and a caller that may not ask, and JSON errors of
+ * every command under --json.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -189,12 +190,39 @@ static void cli_live__unprivileged_or_no_daemon__said_so(void **state)
 	assert_int_equal(daemon_wait(&d), 0);
 }
 
+/* Under --json every command's error is one JSON document on stdout,
+ * {"error": ...}, with nothing on stderr and a non-zero exit: the
+ * commands that ask the daemon (none here) and the offline ones alike. */
+static void cli_json__bad_input_of_every_command__one_json_error(void **state)
+{
+	static const char *const bad[] = {
+		"status extra", "stats extra", "clusters --label bogus", "top abc", "keys 0",
+		"vectors --since x", "export", "reload extra", "bogus", "--bogus status",
+		"cluster", "cluster none.csv", "cluster --eps 9 none.csv", "cluster --top 0 none.csv",
+		"plot", "plot none.csv", "plot none.csv --svg out.svg", "plot --min-pts x none.csv",
+	};
+	char out[4096], cmd[1600];
+	size_t i;
+
+	need_tool(state, "jq");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "e='%s/err'; out=$('%s/cachescope' --socket='%s/none.sock' --json %s 2>\"$e\"); "
+			 "rc=$?; printf '%%s' \"$out\" | jq -e 'keys == [\"error\"]' >/dev/null && "
+			 "[ ! -s \"$e\" ] && [ $rc -ne 0 ] || { echo \"rc=$rc out=$out\"; cat \"$e\"; exit 1; }",
+			 tmpdir, build, tmpdir, bad[i]);
+		if (run_cmd(cmd, out, sizeof(out)))
+			fail_msg("cachescope --json %s: %s", bad[i], out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cli_live__leak_workload__json_clusters_and_export),
 		cmocka_unit_test(cli_live__reload_and_sighup__rules_reread_daemon_runs),
 		cmocka_unit_test(cli_live__unprivileged_or_no_daemon__said_so),
+		cmocka_unit_test(cli_json__bad_input_of_every_command__one_json_error),
 	};
 
 	if (getenv("CS_TEST_FILTER"))

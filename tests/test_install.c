@@ -2,7 +2,8 @@
 /*
  * Integration tests of what `make install` lays out, run from a DESTDIR:
  * the files and their modes, the systemd unit (systemd-analyze verify),
- * the man pages (mandoc and groff lint, every option of --help in them),
+ * the man pages (mandoc and groff lint, the options of --help in them and
+ * back, the signals the daemon handles in SIGNALS),
  * the installed daemon finding kvref and the CUPTI library in its
  * lib/cachescope directory, the daemon under the unit's capability bounding
  * set, the Grafana dashboard's metric names against a real scrape, and
@@ -272,6 +273,29 @@ static void install__man_pages__options_match_help(void **state)
 	for (i = 0; i < nh; i++)
 		if (!listed(page, np, help[i]))
 			fail_msg("cachescope.1 lacks --%s", help[i]);
+	/* and back: each option of the page is in the help of the CLI or of
+	 * one of its offline verbs (cachescope cluster --help, plot --help) */
+	for (i = 0; i < np; i++) {
+		static char verb[64][32];
+		char vout[8192];
+		int nv, k;
+		bool found = listed(help, nh, page[i]);
+
+		/* or the daemon's, which the page names where they matter */
+		for (k = 0; !found && k < 3; k++) {
+			if (k == 2)
+				snprintf(cmd, sizeof(cmd), "%s --help",
+					 in_dest(p, sizeof(p), "sbin/cachescoped"));
+			else
+				snprintf(cmd, sizeof(cmd), "%s %s --help",
+					 in_dest(p, sizeof(p), "bin/cachescope"), k ? "plot" : "cluster");
+			assert_int_equal(run_cmd(cmd, vout, sizeof(vout)), 0);
+			nv = long_options(vout, verb, 64, false);
+			found = listed(verb, nv, page[i]);
+		}
+		if (!found)
+			fail_msg("cachescope.1 has --%s, which no --help of cachescope does", page[i]);
+	}
 	/* the commands: the first word of each line under "commands:" (a
 	 * line indented further continues the one before) */
 	line = strstr(out, "commands:\n");
@@ -290,6 +314,51 @@ static void install__man_pages__options_match_help(void **state)
 		}
 	}
 	free(man);
+}
+
+/* The signals the daemon handles (its signalfd mask and the ones it
+ * ignores, read from daemon/main.c) are the ones cachescoped.8's SIGNALS
+ * section names, and the unit's ExecReload does what SIGHUP does
+ * (cachescope reload; both are tested live by test_cli_live). */
+static void install__man_signals__match_the_daemons(void **state)
+{
+	static const char *const names[] = { "SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2",
+					     "SIGPIPE", "SIGQUIT", "SIGCHLD", "SIGALRM" };
+	char p[600], want[64], *src, *man, *sect, *end, *unit;
+	size_t i;
+
+	need_root(state);
+	ensure_installed();
+	src = slurp("daemon/main.c");
+	man = slurp(in_dest(p, sizeof(p), "share/man/man8/cachescoped.8"));
+	sect = strstr(man, "\n.SH SIGNALS\n");
+	assert_non_null(sect);
+	end = strstr(sect + 1, "\n.SH ");
+	assert_non_null(end);
+	*end = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		bool handled, named;
+
+		snprintf(want, sizeof(want), "sigaddset(&mask, %s)", names[i]);
+		handled = strstr(src, want);
+		snprintf(want, sizeof(want), "signal(%s, ", names[i]);
+		handled = handled || strstr(src, want);
+		named = strstr(sect, names[i]);
+		if (handled && !named)
+			fail_msg("cachescoped.8's SIGNALS lacks %s, which the daemon handles", names[i]);
+		if (!handled && named)
+			fail_msg("cachescoped.8's SIGNALS names %s, which the daemon does not handle",
+				 names[i]);
+	}
+	assert_non_null(strstr(sect, "systemctl reload"));
+	/* the reload asks the daemon as SIGHUP would, and says how it went */
+	unit = slurp(in_dest(p, sizeof(p), "lib/systemd/system/cachescoped.service"));
+	snprintf(want, sizeof(want), "\nExecReload=" PREFIX "/bin/cachescope reload\n");
+	if (!strstr(unit, want))
+		fail_msg("the unit lacks %s", want + 1);
+	free(unit);
+	free(man);
+	free(src);
 }
 
 /* The installed daemon runs kvref and watches the CUPTI library from its
@@ -526,6 +595,7 @@ int main(void)
 		cmocka_unit_test(install__unit__systemd_analyze_verify_clean),
 		cmocka_unit_test(install__man_pages__lint_clean),
 		cmocka_unit_test(install__man_pages__options_match_help),
+		cmocka_unit_test(install__man_signals__match_the_daemons),
 		cmocka_unit_test(installed_daemon__workload__found_in_pkglib_status_and_phases),
 		cmocka_unit_test(installed_daemon__unit_capabilities__traces_and_keeps_none),
 		cmocka_unit_test(uninstall__destdir__nothing_left),

@@ -20,6 +20,8 @@ cpu | cuda) ;;
 *) echo "cachescope: invalid BACKEND '$BE': expected cpu or cuda" >&2; exit 2 ;;
 esac
 echo "== cachescoped --workload mixed --workload-backend $BE --duration 60 --csv $B/run.csv"
-echo "   (meanwhile: $B/cachescope --socket $B/run.sock clusters)"
-exec "$B/cachescoped" --workload mixed --workload-backend "$BE" --duration 60 \
-	--csv "$B/run.csv" --socket "$B/run.sock" --top 10
+echo "   (meanwhile, in another terminal here: sudo $B/cachescope --socket $B/run.sock clusters)"
+"$B/cachescoped" --workload mixed --workload-backend "$BE" --duration 60 \
+	--csv "$B/run.csv" --socket "$B/run.sock" --top 10 || exit
+echo "== done: the rows are in $B/run.csv; cluster them again offline with"
+echo "   sudo $B/cachescope cluster $B/run.csv    (the file is root's; README.md says what the tables mean)"

@@ -1197,7 +1197,33 @@ static void plot_usage(FILE *out)
 		"  --svg OUT.svg    the picture to write (atomically)\n"
 		"  --top N          keys in the timeline, 1..200 (default 24)\n"
 		"  --eps X, --min-pts N, --rules FILE, --scope S   as for cachescope cluster\n"
+		"  -j, --json       say what was written (or the error) as one JSON object\n"
 		"  -h, --help       this text\n");
+}
+
+/* A failure: one line on stderr, "cachescope VERB: msg", or under --json
+ * one JSON document on stdout, {"error": "cachescope VERB: msg"}. */
+static void say(bool json, const char *verb, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(bool json, const char *verb, const char *fmt, ...)
+{
+	char msg[1024], full[1100], e[STR_ESC_SIZE(1100)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "cachescope %s: %s", verb, msg);
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "error", json_object_new_string(full));
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "%s\n", ESC(e, full));
+	}
 }
 
 static int parse_opts(int argc, char **argv, struct off_opts *op, bool plot)
@@ -1220,16 +1246,19 @@ static int parse_opts(int argc, char **argv, struct off_opts *op, bool plot)
 	op->p.eps = 0.08;
 	op->p.min_pts = 5;
 	op->top = plot ? 24 : 30;
+	/* errors of the options before it are JSON too */
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
+		if (!strcmp(argv[c], "-j") || !strcmp(argv[c], "--json"))
+			op->json = true;
 	optind = 0;	/* a fresh scan: main may have used getopt */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, plot ? "h" : "jh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			errno = 0;
 			op->p.eps = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(op->p.eps > 0 && op->p.eps <= 2.24)) {
-				fprintf(stderr, "cachescope %s: --eps: '%s' is not a number in (0, 2.24]\n",
-					verb, optarg);
+				say(op->json, verb, "--eps: '%s' is not a number in (0, 2.24]", optarg);
 				return 2;
 			}
 			break;
@@ -1240,8 +1269,7 @@ static int parse_opts(int argc, char **argv, struct off_opts *op, bool plot)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || v < 1 || v > hi) {
-				fprintf(stderr, "cachescope %s: --%s: '%s' is not a number in 1..%ld\n",
-					verb, c == 'm' ? "min-pts" : "top", optarg, hi);
+				say(op->json, verb, "--%s: '%s' is not a number in 1..%ld", c == 'm' ? "min-pts" : "top", optarg, hi);
 				return 2;
 			}
 			if (c == 'm')
@@ -1255,15 +1283,12 @@ static int parse_opts(int argc, char **argv, struct off_opts *op, bool plot)
 			break;
 		case 'S':
 			if (strcmp(optarg, "workload") && strcmp(optarg, "system")) {
-				fprintf(stderr, "cachescope %s: --scope: '%s' is not workload or system\n",
-					verb, optarg);
+				say(op->json, verb, "--scope: '%s' is not workload or system", optarg);
 				return 2;
 			}
 			op->p.scope = optarg;
 			break;
 		case 'j':
-			if (plot)
-				goto bad;
 			op->json = true;
 			break;
 		case 's':
@@ -1276,17 +1301,16 @@ static int parse_opts(int argc, char **argv, struct off_opts *op, bool plot)
 			return 1;
 		default:
 bad:
-			fprintf(stderr, "cachescope %s: unknown option or missing value: '%s' (see --help)\n",
-				verb, argv[optind - 1]);
+			say(op->json, verb, "unknown option or missing value: '%s' (see --help)", argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "cachescope %s: no CSV file given (see --help)\n", verb);
+		say(op->json, verb, "no CSV file given (see --help)");
 		return 2;
 	}
 	if (plot && !op->svg) {
-		fprintf(stderr, "cachescope plot: --svg OUT.svg is required (see --help)\n");
+		say(op->json, "plot", "--svg OUT.svg is required (see --help)");
 		return 2;
 	}
 	return 0;
@@ -1300,9 +1324,7 @@ static int load_or_say(struct offline *o, const struct off_opts *op, int argc, c
 
 	rc = offline_load(o, argv + optind, argc - optind, &op->p, err, sizeof(err));
 	if (rc) {
-		char e[STR_ESC_SIZE(700)];
-
-		fprintf(stderr, "cachescope %s: %s\n", verb, ESC(e, err));
+		say(op->json, verb, "%s", err);
 		return 1;
 	}
 	return 0;
@@ -1324,11 +1346,24 @@ int offline_cluster_main(int argc, char **argv)
 	rc = op.json ? print_json(&o, op.top, stdout) : print_text(&o, op.top, stdout);
 	offline_release(&o);
 	if (rc || fflush(stdout)) {
-		fprintf(stderr, "cachescope cluster: cannot write the output: %s\n",
-			strerror(rc ? -rc : errno));
+		say(op.json, "cluster", "cannot write the output: %s", strerror(rc ? -rc : errno));
 		return 1;
 	}
 	return 0;
+}
+
+/* What plot wrote, under --json. */
+static void plot_json(const struct offline *o, const char *svg)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "svg", json_object_new_string(svg));
+	json_object_object_add(j, "vectors", json_object_new_uint64(o->an.n));
+	json_object_object_add(j, "keys", json_object_new_uint64(o->nkeys));
+	json_object_object_add(j, "clusters", json_object_new_uint64(o->an.nclusters));
+	json_object_object_add(j, "span_s", json_object_new_double(o->t1 - o->t0));
+	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+	json_object_put(j);
 }
 
 int offline_plot_main(int argc, char **argv)
@@ -1347,7 +1382,9 @@ int offline_plot_main(int argc, char **argv)
 	}
 	rc = svg_write(&o, op.svg, (unsigned int)op.top);
 	if (rc)
-		fprintf(stderr, "cachescope plot: cannot write %s: %s\n", ESC(e, op.svg), strerror(-rc));
+		say(op.json, "plot", "cannot write %s: %s", op.svg, strerror(-rc));
+	else if (op.json)
+		plot_json(&o, op.svg);
 	else
 		printf("%s: %zu vectors of %zu keys, %zu clusters, %.1f s\n", ESC(e, op.svg), o.an.n,
 		       o.nkeys, o.an.nclusters, o.t1 - o.t0);
