@@ -4,9 +4,10 @@
  * pure functions that render a struct of numbers and a list of keys into
  * a buffer, no HTTP (httpd.h serves it).  Names follow Prometheus's rules:
  * the cachescope_ prefix, base units (bytes, seconds), _total on counters.
- * Labels stay bounded: domain, key (cache or file name, the top
- * METRICS_MAX_KEYS by live bytes, the rest counted), label, reason; never a
- * process id or a path.
+ * Labels stay bounded: domain, key (cache or pool name, or a file's own
+ * name -- the last component of its path, which the process that made it
+ * chose and which may hold a pid; the top METRICS_MAX_KEYS by live bytes,
+ * the rest counted), label, reason; never a tgid label or a directory.
  *
  * Label values: valid UTF-8 passes, with backslash, double quote and
  * newline escaped as the format says (\\, \", \n); every other C0 control,

@@ -13,7 +13,7 @@
 
 #define CLI_VERSION "0.1"
 
-/* Exit codes, as --help and the README list them. */
+/* Exit codes, as --help, cachescope(1) and docs/operating.md list them. */
 enum cli_exit {
 	CLI_OK = 0,
 	CLI_EDAEMON = 1,	/* the daemon answered an error, or an answer that is not one */
