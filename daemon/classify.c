@@ -570,3 +570,28 @@ enum cs_label classify_cluster(const struct rules *r, const unsigned int *counts
 		return best;
 	return LABEL_NORMAL;
 }
+
+int rules_from(struct rules *r, const char *path, const char *const *args, int nargs, char *msg,
+	       size_t n)
+{
+	int i, err, line;
+
+	rules_defaults(r);
+	if (path && (err = rules_load(r, path, &line))) {
+		if (line)
+			snprintf(msg, n, "invalid --rules %s: line %d: %s", path, line,
+				 err == -ENOENT ? "no such rule" : "expected NAME = VALUE >= 0");
+		else
+			snprintf(msg, n, "cannot read --rules %s: %s", path, strerror(-err));
+		return err;
+	}
+	for (i = 0; i < nargs; i++) {
+		err = rules_set(r, args[i]);
+		if (err) {
+			snprintf(msg, n, "invalid --rule '%s': %s", args[i],
+				 err == -ENOENT ? "no such rule" : "expected NAME=VALUE >= 0");
+			return err;
+		}
+	}
+	return 0;
+}

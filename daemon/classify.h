@@ -80,6 +80,12 @@ int rules_set(struct rules *r, const char *assignment);
 /* Apply a file of "NAME = VALUE" lines ('#' starts a comment).  Returns 0
  * or -errno; on a bad line, *bad_line is its number (else 0). */
 int rules_load(struct rules *r, const char *path, int *bad_line);
+/* The rules as the daemon and the offline tools take them: the defaults,
+ * then the --rules file (path, may be NULL), then each --rule NAME=VALUE
+ * of args.  Returns 0, or -errno with one line in msg naming the option,
+ * the file and its line ("invalid --rules F: line 3: no such rule"). */
+int rules_from(struct rules *r, const char *path, const char *const *args, int nargs, char *msg,
+	       size_t n);
 
 /* What the kernel itself says, for the rules to check the events against.
  * Either function may be NULL; both return 0 or -errno. */

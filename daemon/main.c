@@ -563,30 +563,8 @@ static int drop_privileges(struct daemon *d)
  * -errno with the one-line reason in msg. */
 static int load_rules(const struct env *env, struct rules *rules, char *msg, size_t n)
 {
-	int i, err, line;
-
-	rules_defaults(rules);
-	if (env->rules_path) {
-		err = rules_load(rules, env->rules_path, &line);
-		if (err) {
-			if (line)
-				snprintf(msg, n, "invalid --rules %s: line %d: %s", env->rules_path, line,
-					 err == -ENOENT ? "no such rule" : "expected NAME = VALUE >= 0");
-			else
-				snprintf(msg, n, "cannot read --rules %s: %s", env->rules_path,
-					 strerror(-err));
-			return err;
-		}
-	}
-	for (i = 0; i < env->nrule_args; i++) {
-		err = rules_set(rules, env->rule_args[i]);
-		if (err) {
-			snprintf(msg, n, "invalid --rule '%s': %s", env->rule_args[i],
-				 err == -ENOENT ? "no such rule" : "expected NAME=VALUE >= 0");
-			return err;
-		}
-	}
-	return 0;
+	return rules_from(rules, env->rules_path, env->rule_args, env->nrule_args,
+			  msg, n);
 }
 
 static void set_window_rules(struct daemon *d)

@@ -278,7 +278,7 @@ static void offline_load__rules_file__thresholds_apply(void **state)
 	fprintf(f, "leak_min_objects = 3\nno_such_rule = 1\n");
 	assert_int_equal(fclose(f), 0);
 	assert_int_not_equal(offline_load(&o, files, 1, &p, err, sizeof(err)), 0);
-	snprintf(want, sizeof(want), "%s:2: not a rule", path);
+	snprintf(want, sizeof(want), "invalid --rules %s: line 2: no such rule", path);
 	assert_true(!strncmp(err, want, strlen(want)));
 	offline_release(&o);
 }

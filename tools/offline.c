@@ -662,20 +662,14 @@ int offline_load(struct offline *o, char *const *files, size_t nfiles,
 {
 	struct rules rules;
 	size_t i;
-	int rc, line;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->scope = p->scope;
 	err[0] = '\0';
-	rules_defaults(&rules);
-	if (p->rules_path && (rc = rules_load(&rules, p->rules_path, &line))) {
-		if (line)
-			snprintf(err, errlen, "%s:%d: not a rule: NAME = VALUE with a known NAME and a number >= 0",
-				 p->rules_path, line);
-		else
-			snprintf(err, errlen, "cannot read %s: %s", p->rules_path, strerror(-rc));
+	rc = rules_from(&rules, p->rules_path, NULL, 0, err, errlen);
+	if (rc)
 		return rc;
-	}
 	analysis_init(&o->an, &rules, &(struct analysis_params){
 		.eps = p->eps, .min_pts = p->min_pts,
 		.history_windows = UINT64_MAX / 4,	/* every row of every file */
