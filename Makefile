@@ -197,8 +197,8 @@ $(OUTPUT)/kvref: $(KVREF_OBJS)
 
 # the CLI escapes what it prints with the daemon's helper; its offline verbs
 # (cluster, plot) run the daemon's features, rules and DBSCAN over CSV
-OFFLINE_OBJS := $(OUTPUT)/tools/offline.o $(OUTPUT)/tools/svg.o $(CORE_LIB)
-$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OFFLINE_OBJS)
+OFFLINE_OBJS := $(OUTPUT)/tools/offline.o $(OUTPUT)/tools/svg.o $(OUTPUT)/tools/cli.o $(CORE_LIB)
+$(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OFFLINE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(JSONC_LIBS) -lm -o $@
 

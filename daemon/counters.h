@@ -31,7 +31,8 @@ struct counters {
 	uint64_t bad_records, lost_nomem;
 	uint64_t page_refaults, kv_swap_ins;	/* sums over closed rows */
 	uint64_t vectors[LABEL_COUNT];	/* vectors made, by label */
-	/* keys whose newest vector of the last ANOMALY_RECENT_NS has the label */
+	/* keys whose newest vector of the last ANOMALY_RECENT_NS has the label
+	 * (filled by the outputs that show it: the metrics, the --interval line) */
 	uint64_t anomalous[LABEL_COUNT];
 	unsigned int sample_shift, sample_shift_peak, sample_slots;
 	uint64_t sample_changes;

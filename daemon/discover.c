@@ -40,9 +40,9 @@ int discover_gpu_lib(const struct env *env, char *path, size_t n)
 		return 0;
 	if (env->gpu_lib) {
 		/* absolute: it is also handed to kvref as CUDA_INJECTION64_PATH */
-		if (n < PATH_MAX || !realpath(env->gpu_lib, path) || access(path, R_OK)) {
-			err = n < PATH_MAX ? -ENAMETOOLONG : -errno;
-			log_err("cannot watch --gpu-lib %s: %s", env->gpu_lib, strerror(-err));
+		if (!realpath(env->gpu_lib, path) || access(path, R_OK)) {
+			err = -errno;
+			log_err("cannot watch --gpu-lib %s: %s", env->gpu_lib, strerror(errno));
 			path[0] = '\0';
 			return err;
 		}

@@ -173,15 +173,19 @@ void history_locality(struct loc_hist *h, struct wrow *r)
 
 /* ---- refault histories per file ---- */
 
-struct fhist {
+struct file_id {
 	uint64_t ino;
 	uint32_t dev, gen;
+};
+
+struct fhist {
+	struct file_id id;	/* first: an entry is looked up by its id */
 	struct thist th;
 };
 
-static uint64_t file_hash(uint64_t ino, uint32_t dev, uint32_t gen)
+static uint64_t file_hash(const struct file_id *id)
 {
-	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ ((uint64_t)dev << 32 | gen);
+	uint64_t h = id->ino * 0x9e3779b97f4a7c15ull ^ ((uint64_t)id->dev << 32 | id->gen);
 
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ull;
@@ -190,15 +194,13 @@ static uint64_t file_hash(uint64_t ino, uint32_t dev, uint32_t gen)
 
 static uint64_t fhist_hash(const void *entry, void *ctx)
 {
-	const struct fhist *f = entry;
-
 	(void)ctx;
-	return file_hash(f->ino, f->dev, f->gen);
+	return file_hash(&((const struct fhist *)entry)->id);
 }
 
 static bool fhist_is(const void *entry, const void *key, void *ctx)
 {
-	const struct fhist *f = entry, *k = key;
+	const struct file_id *f = &((const struct fhist *)entry)->id, *k = key;
 
 	(void)ctx;
 	return f->ino == k->ino && f->dev == k->dev && f->gen == k->gen;
@@ -221,15 +223,15 @@ void history_files_release(struct history_files *f)
 struct thist *history_file(struct history_files *f, uint64_t ino, uint32_t dev, uint32_t gen,
 			   bool create)
 {
-	struct fhist key = { .ino = ino, .dev = dev, .gen = gen }, *h;
+	struct file_id id = { .ino = ino, .dev = dev, .gen = gen };
+	struct fhist *h = htab_find(&f->tab, file_hash(&id), &id);
 
-	h = htab_find(&f->tab, file_hash(ino, dev, gen), &key);
 	if (h || !create)
 		return h ? &h->th : NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	*h = key;
+	h->id = id;
 	if (htab_insert(&f->tab, h)) {
 		free(h);
 		return NULL;

@@ -79,7 +79,8 @@ int htab_insert(struct htab *h, void *entry)
 	return 0;
 }
 
-void htab_remove_at(struct htab *h, size_t i)
+/* Take out the entry in slot i, shifting the rest of its run back. */
+static void remove_at(struct htab *h, size_t i)
 {
 	size_t mask = h->cap - 1, j = i, home;
 
@@ -105,7 +106,7 @@ void htab_remove(struct htab *h, const void *entry)
 
 	for (i = h->hash(entry, h->ctx) & mask; h->slot[i] != entry; i = (i + 1) & mask)
 		;
-	htab_remove_at(h, i);
+	remove_at(h, i);
 }
 
 int htab_filter(struct htab *h, bool (*keep)(void *entry, void *arg), void *arg)

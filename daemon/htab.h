@@ -49,8 +49,6 @@ void *htab_find(const struct htab *h, uint64_t hash, const void *key);
 /* Insert entry (its key not in the table): 0, or -ENOMEM (not inserted;
  * the table as it was). */
 int htab_insert(struct htab *h, void *entry);
-/* Take out the entry in slot i. */
-void htab_remove_at(struct htab *h, size_t i);
 /* Take out entry (in the table). */
 void htab_remove(struct htab *h, const void *entry);
 

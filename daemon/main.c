@@ -266,9 +266,9 @@ static int count_anomalous(struct daemon *d, uint64_t now, uint64_t *by_label)
 	return analysis_count_recent(&d->an, w > back ? w - back : 0, by_label);
 }
 
-/* Every counter now.  -ENOMEM: no memory to count the anomalous keys
- * (those counts are 0 then). */
-static int counters_take(struct daemon *d, struct counters *c)
+/* Every counter now but the anomalous keys, which the outputs that show
+ * them count (count_anomalous: a sort of the history). */
+static void counters_take(struct daemon *d, struct counters *c)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct loader_prog_stats ps;
@@ -304,7 +304,6 @@ static int counters_take(struct daemon *d, struct counters *c)
 	control_get_stats(d->ctl, &c->ctl);
 	httpd_get_stats(d->http, &hs);
 	c->scrapes = hs.served;
-	return count_anomalous(d, now, c->anomalous);
 }
 
 /* ---- the metrics endpoint (metrics.h renders, httpd.h serves) ---- */
@@ -326,7 +325,8 @@ static int render_metrics(void *ctx, char **body, size_t *len)
 	struct counters c;
 	int err;
 
-	err = counters_take(d, &c);
+	counters_take(d, &c);
+	err = count_anomalous(d, clock_ns(CLOCK_MONOTONIC), c.anomalous);
 	if (err)
 		return err;
 	counters_metrics(&c, &m);
@@ -777,6 +777,7 @@ static void print_status(struct daemon *d, uint64_t now)
 	size_t n;
 
 	counters_take(d, &c);
+	count_anomalous(d, now, c.anomalous);
 	counters_line(&c, &st);
 	since = d->status_ns ? d->status_ns : d->start_ns;
 	if (now > since)

@@ -684,9 +684,8 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
  * windows before it, as an event of any other kind would (advance). */
 static void kvq_apply(struct wtable *wt, uint64_t w)
 {
-	size_t i, n = 0;
-
 	struct kvpool_queue *q = &wt->kvq;
+	size_t i, n = 0;
 
 	if (!q->n)
 		return;

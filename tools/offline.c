@@ -27,6 +27,7 @@
 #include "../daemon/strutil.h"
 #include "../daemon/window.h"
 #include <json-c/json.h>
+#include "cli.h"
 #include "offline.h"
 
 const char offline_missing[] =
@@ -1209,11 +1210,10 @@ static void say(bool json, const char *verb, const char *fmt, ...)
 	va_end(ap);
 	snprintf(full, sizeof(full), "cachescope %s: %s", verb, msg);
 	if (json) {
-		json_object *o = json_object_new_object();
+		char *j = cli_json_error(full);
 
-		json_object_object_add(o, "error", json_object_new_string(full));
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
+		puts(j ? j : "{\"error\":\"out of memory\"}");
+		free(j);
 		fflush(stdout);
 	} else {
 		fprintf(stderr, "%s\n", ESC(e, full));
@@ -1241,8 +1241,8 @@ static int parse_opts(int argc, char **argv, struct off_opts *op, bool plot)
 	op->p.min_pts = 5;
 	op->top = plot ? 24 : 30;
 	/* errors of the options before it are JSON too */
-	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
-		if (!strcmp(argv[c], "-j") || !strcmp(argv[c], "--json"))
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
 			op->json = true;
 	optind = 0;	/* a fresh scan: main may have used getopt */
 	opterr = 0;
@@ -1356,8 +1356,7 @@ static void plot_json(const struct offline *o, const char *svg)
 	json_object_object_add(j, "keys", json_object_new_uint64(o->nkeys));
 	json_object_object_add(j, "clusters", json_object_new_uint64(o->an.nclusters));
 	json_object_object_add(j, "span_s", json_object_new_double(o->t1 - o->t0));
-	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
-	json_object_put(j);
+	report_jprint(j, stdout);
 }
 
 int offline_plot_main(int argc, char **argv)
