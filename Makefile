@@ -75,7 +75,7 @@ INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o) \
 	$(OUTPUT)/daemon/strutil.o
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
-BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
+BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/keyload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OUTPUT)/tools/offline.o \
 	$(OUTPUT)/tools/svg.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \

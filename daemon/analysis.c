@@ -97,6 +97,8 @@ void analysis_release(struct analysis *a)
 {
 	size_t i;
 
+	for (i = 0; i < a->n; i++)
+		free((char *)a->v[i].reason);
 	free(a->v);
 	free(a->clusters);
 	free(a->cores);
@@ -264,6 +266,8 @@ static void trim_front(struct analysis *a, size_t drop)
 
 	if (!drop)
 		return;
+	for (i = 0; i < drop; i++)
+		free((char *)a->v[i].reason);
 	memmove(a->v, a->v + drop, (a->n - drop) * sizeof(*a->v));
 	a->n -= drop;
 	for (i = 0; i < a->ncores; i++) {
@@ -278,10 +282,11 @@ static void trim_front(struct analysis *a, size_t drop)
 const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 				     uint64_t window_ns)
 {
+	char reason[VEC_REASON_MAX];
 	struct key_labels *labels;
 	struct vec_entry *e;
-	struct fvec f;
 	struct evidence ev;
+	struct fvec f;
 
 	if (!features_from_row(r, window_ns, &f, &ev))
 		return NULL;
@@ -308,9 +313,15 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 	memcpy(e->name, r->acc->name, sizeof(e->name));
 	memcpy(e->comm, r->acc->comm, sizeof(e->comm));
 	e->f = f;
-	e->e = ev;
-	e->label = classify(&a->rules, e->key.domain, e->name, &f, &ev, &a->kview, e->reason,
-			    sizeof(e->reason));
+	e->growth_per_s = ev.growth_per_s;
+	e->grew_windows = ev.grew_windows;
+	e->free_ratio = ev.free_ratio;
+	e->refault_share = ev.refault_share;
+	e->label = classify(&a->rules, e->key.domain, e->name, &f, &ev, &a->kview, reason,
+			    sizeof(reason));
+	e->reason = strdup(reason);
+	if (!e->reason)
+		return NULL;
 	e->cluster = analysis_nearest_core(a, f.v);
 	a->n++;
 	labels = labels_get(a, &e->key);

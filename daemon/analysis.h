@@ -16,18 +16,27 @@
 
 #define CLUSTER_NOISE (-1)
 
+/* One vector of the history.  The evidence behind its label is made from
+ * the row for the rules and not kept (a full history holds 16 384 vectors):
+ * what the vector tables show of it is, and the rules' reason. */
 struct vec_entry {
 	uint64_t window;
 	struct wkey key;
 	char name[64];
 	char comm[16];
 	struct fvec f;
-	struct evidence e;
+	double growth_per_s;	/* of the evidence (struct evidence) */
+	double free_ratio;
+	double refault_share;
+	uint32_t grew_windows;
 	enum cs_label label;
-	char reason[384];
+	const char *reason;	/* the label's, owned by the history ("" for none) */
 	int cluster;		/* stable id, or CLUSTER_NOISE */
 	uint8_t core;		/* a core point in the last run */
 };
+
+/* The longest reason the rules give (with its terminating 0). */
+#define VEC_REASON_MAX 384
 
 struct cluster_info {
 	int id;

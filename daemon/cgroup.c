@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Cgroup path and container id per process.  The one idea: a row asks by
- * tgid, and a process's cgroup rarely changes, so the answer is kept in an
- * open-addressed table keyed by tgid and read again from /proc only once
- * it is older than the refresh age.  The table is emptied when it fills
- * (its processes have mostly exited by then), which bounds its memory.
+ * tgid, and a process's cgroup rarely changes, so the answer is kept in a
+ * table keyed by tgid (htab.h) and read again from /proc only once it is
+ * older than the refresh age.  The table is emptied when it reaches
+ * CG_MAX_USED processes (they have mostly exited by then), which bounds
+ * its memory.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -13,10 +14,10 @@
 #include <string.h>
 #include "cachescope.h"
 #include "cgroup.h"
+#include "htab.h"
 
 #define CG_ID_LEN 64
-#define CG_SLOTS 16384		/* a power of two */
-#define CG_MAX_USED (CG_SLOTS / 4 * 3)
+#define CG_MAX_USED 12288
 
 int cgroup_parse(const char *text, char *path, size_t n)
 {
@@ -165,8 +166,8 @@ int cgroup_container(const char *path, char *id, size_t n)
 	return -ENOENT;
 }
 
-struct cg_slot {
-	uint32_t tgid;		/* 0: empty */
+struct cg_entry {
+	uint32_t tgid;
 	uint64_t read_at;
 	struct cgroup_info info;
 };
@@ -174,9 +175,25 @@ struct cg_slot {
 struct cgcache {
 	char *proc;
 	uint64_t refresh_ns;
-	size_t used;
-	struct cg_slot slot[CG_SLOTS];
+	struct htab tab;	/* of struct cg_entry */
 };
+
+static uint64_t tgid_hash(uint32_t tgid)
+{
+	return tgid * 0x9e3779b97f4a7c15ull;
+}
+
+static uint64_t entry_hash(const void *entry, void *ctx)
+{
+	(void)ctx;
+	return tgid_hash(((const struct cg_entry *)entry)->tgid);
+}
+
+static bool entry_is(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct cg_entry *)entry)->tgid == *(const uint32_t *)key;
+}
 
 struct cgcache *cgcache_new(const char *proc, uint64_t refresh_ns)
 {
@@ -190,19 +207,22 @@ struct cgcache *cgcache_new(const char *proc, uint64_t refresh_ns)
 		return NULL;
 	}
 	c->refresh_ns = refresh_ns;
+	htab_init(&c->tab, 256, 3, 4, entry_hash, entry_is, NULL);
 	return c;
 }
 
+/* Every entry goes, and the array with them. */
 static void cgcache_clear(struct cgcache *c)
 {
 	size_t i;
 
-	for (i = 0; i < CG_SLOTS; i++) {
-		free(c->slot[i].info.path);
-		c->slot[i].info.path = NULL;
-		c->slot[i].tgid = 0;
+	for (i = htab_next(&c->tab, 0); i < c->tab.cap; i = htab_next(&c->tab, i + 1)) {
+		struct cg_entry *e = c->tab.slot[i];
+
+		free(e->info.path);
+		free(e);
 	}
-	c->used = 0;
+	htab_release(&c->tab);
 }
 
 void cgcache_free(struct cgcache *c)
@@ -242,34 +262,32 @@ static void cg_read(const struct cgcache *c, uint32_t tgid, struct cgroup_info *
 
 const struct cgroup_info *cgcache_get(struct cgcache *c, uint32_t tgid, uint64_t now)
 {
-	uint32_t h;
-	struct cg_slot *s;
+	struct cg_entry *e;
 
 	if (!tgid || tgid >= CS_TGID_FAMILY)
 		return NULL;
-	for (h = (tgid * 2654435761u) & (CG_SLOTS - 1);; h = (h + 1) & (CG_SLOTS - 1)) {
-		s = &c->slot[h];
-		if (s->tgid == tgid) {
-			if (now >= s->read_at && now - s->read_at >= c->refresh_ns) {
-				s->read_at = now;
-				cg_read(c, tgid, &s->info);
-			}
-			return &s->info;
+	e = htab_find(&c->tab, tgid_hash(tgid), &tgid);
+	if (e) {
+		if (now >= e->read_at && now - e->read_at >= c->refresh_ns) {
+			e->read_at = now;
+			cg_read(c, tgid, &e->info);
 		}
-		if (!s->tgid)
-			break;
+		return &e->info;
 	}
-	if (c->used >= CG_MAX_USED) {
+	if (c->tab.n >= CG_MAX_USED)
 		cgcache_clear(c);
-		return cgcache_get(c, tgid, now);
-	}
-	s->info.path = strdup("");
-	if (!s->info.path)
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->info.path = strdup(""))) {
+		free(e);
 		return NULL;
-	s->tgid = tgid;
-	s->read_at = now;
-	s->info.container[0] = '\0';
-	c->used++;
-	cg_read(c, tgid, &s->info);
-	return &s->info;
+	}
+	e->tgid = tgid;
+	e->read_at = now;
+	if (htab_insert(&c->tab, e)) {
+		free(e->info.path);
+		free(e);
+		return NULL;
+	}
+	cg_read(c, tgid, &e->info);
+	return &e->info;
 }

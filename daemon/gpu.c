@@ -51,10 +51,8 @@ void gpu_join_key(struct gpu_join *j, const struct acc *a, uint64_t w)
 	const struct wslot *s;
 	unsigned int i;
 
-	if (a->key.domain != DOM_GPU || !a->slot)
-		return;
-	s = &a->slot[w & 1];
-	if (s->window != w)
+	s = a->slot[w & 1];
+	if (a->key.domain != DOM_GPU || !s)
 		return;
 	for (i = 0; i < j->n && j->sum[i].tgid != a->key.tgid; i++)
 		;

@@ -11,6 +11,7 @@
  * the windows before it from inside wtable_add (window.h says why).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -72,7 +73,7 @@ struct daemon {
 	char host[256];			/* the CSV's host column (gethostname) */
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
-	uint64_t last_recluster_ns, last_kstate_ns;
+	uint64_t last_recluster_ns, last_kstate_ns, last_trim_ns;
 	struct loop loop;		/* every source: rings, signals, timer, socket, kvref */
 	struct control *ctl;
 	struct httpd *http;		/* --metrics-addr, or NULL */
@@ -163,6 +164,9 @@ static bool process_alive(uint32_t tgid, void *ctx)
 /* ---- the kernel's own numbers, for the rules ---- */
 
 #define KSTATE_EVERY_NS 200000000ull
+/* Keys come and go in their thousands at a full key budget, and the
+ * allocator keeps the pages they freed: hand them back this often. */
+#define TRIM_EVERY_NS (10 * NSEC_PER_SEC)
 
 static int kview_cache_growth(void *ctx, const char *cache, double span_s,
 			   double *per_s, double *got_s)
@@ -811,6 +815,10 @@ static void on_tick(struct daemon *d)
 		d->last_recluster_ns = now;
 		recluster(d, now);
 	}
+	if (now - d->last_trim_ns >= TRIM_EVERY_NS) {
+		d->last_trim_ns = now;
+		malloc_trim(0);
+	}
 	/* a full disk costs the CSV's later rows, not the run */
 	if (d->csv && (err = csv_flush(d->csv))) {
 		struct csv_stats st;
@@ -973,6 +981,9 @@ static int load_and_attach(struct daemon *d)
 
 	if (err)
 		return err;
+	/* loading parsed the kernel's BTF (megabytes, freed since): give the
+	 * heap it took back, or it stays in the daemon's RSS for good */
+	malloc_trim(0);
 	d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	sampler_init(&d->smp, d->env.sample_shift, CS_SAMPLE_SHIFT_MAX, d->env.sample_budget,
 		     d->start_ns);

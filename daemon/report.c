@@ -412,15 +412,15 @@ void report_vectors(const struct analysis *a, const struct report_clock *clk,
 			jput(j, "cluster", json_object_new_int(v->cluster));
 			jput(j, "ops_per_s", report_jdbl(v->f.raw[FEAT_FREQ]));
 			jput(j, "features", jvec(v->f.v, FEAT_DIM));
-			jput(j, "growth_per_s", report_jdbl(v->e.growth_per_s));
-			jput(j, "grew_windows", ju64(v->e.grew_windows));
-			jput(j, "free_ratio", report_jdbl(v->e.free_ratio));
-			jput(j, "refault_share", report_jdbl(v->e.refault_share));
+			jput(j, "growth_per_s", report_jdbl(v->growth_per_s));
+			jput(j, "grew_windows", ju64(v->grew_windows));
+			jput(j, "free_ratio", report_jdbl(v->free_ratio));
+			jput(j, "refault_share", report_jdbl(v->refault_share));
 			jput(j, "reason", report_jstr(v->reason));
 			json_object_array_add(list, j);
 		} else {
 			char name[STR_ESC_SIZE(sizeof(v->name))], comm[STR_ESC_SIZE(sizeof(v->comm))];
-			char why[STR_ESC_SIZE(sizeof(v->reason))], t[16];
+			char why[STR_ESC_SIZE(VEC_REASON_MAX)], t[16];
 
 			fprintf(out, "%-14.3f %-6s %-28s %8s %-16s %-13s %7d %5.2f %5.2f %5.2f %5.2f %5.2f %s\n",
 				ts, domain_name(v->key.domain), ESC(name, v->name),

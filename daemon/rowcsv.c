@@ -57,10 +57,10 @@ static void vector_fields(struct csv *c, const struct vec_entry *v)
 	csv_dbl(c, v->f.raw[FEAT_FREQ], 1);
 	for (i = 0; i < FEAT_DIM; i++)
 		csv_dbl(c, v->f.v[i], 4);
-	csv_dbl(c, v->e.growth_per_s, 1);
-	csv_u64(c, v->e.grew_windows);
-	csv_dbl(c, v->e.free_ratio, 4);
-	csv_dbl(c, v->e.refault_share, 4);
+	csv_dbl(c, v->growth_per_s, 1);
+	csv_u64(c, v->grew_windows);
+	csv_dbl(c, v->free_ratio, 4);
+	csv_dbl(c, v->refault_share, 4);
 	csv_i64(c, v->cluster);
 	csv_str(c, label_name(v->label));
 	csv_str(c, v->reason);

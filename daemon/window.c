@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Per-window, per-key accumulators: an open-addressing table of keys, each
- * with two window slots (see window.h for why two).  Closing a window walks
- * the keys once, derives the row of every key that saw traffic in it, hands
- * the row to the caller and clears the slot.  Keys idle for a minute with no
+ * with a slot for each of its two open windows (see window.h for why two).
+ * Closing a window walks the keys once, derives the row of every key that
+ * saw traffic in it, hands the row to the caller and hands the slot back to
+ * the table's spares, for a later window of any key.  Keys idle for a minute with no
  * live objects are forgotten, so the table follows the working set.  Keys
  * that still count live objects are merged into their cache's others key
  * (CS_TGID_OTHER) when their process has exited, when a family has been
@@ -46,6 +47,13 @@ struct wtable {
 	uint64_t drops, last_drop_ns;	/* records dropped so far, and when last */
 	/* kv records waiting for their window to close (kvq_apply) */
 	struct kvpool_queue kvq;
+	/* window slots handed back, for the next windows: a key's next
+	 * window takes one only when its first event comes, which for most
+	 * keys is after this one closed, so the slots in use are about one
+	 * per busy key, not two */
+	struct wslot **spare;
+	size_t nspare, spare_cap;
+	size_t busy_max;	/* the most rows of one window since the last sweep */
 };
 
 const char *domain_name(int domain)
@@ -136,7 +144,8 @@ static void acc_free(struct acc *a)
 {
 	if (!a)
 		return;
-	free(a->slot);
+	free(a->slot[0]);
+	free(a->slot[1]);
 	free(a->th);
 	free(a->pool.use_ts);
 	free(a->pool.use_cpu);
@@ -217,8 +226,55 @@ static struct wkey others_key(const struct wkey *k)
 
 static bool acc_open(const struct acc *a)
 {
-	return a->slot && (a->slot[0].window != WINDOW_NONE ||
-			   a->slot[1].window != WINDOW_NONE);
+	return a->slot[0] || a->slot[1];
+}
+
+/* A slot for window w of key a (a's slot of w, or one spare or new, made
+ * empty), NULL when out of memory. */
+static struct wslot *slot_take(struct wtable *wt, struct acc *a, uint64_t w)
+{
+	struct wslot *s = a->slot[w & 1];
+
+	if (s)
+		return s;
+	s = wt->nspare ? wt->spare[--wt->nspare] : malloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	s->window = w;
+	a->slot[w & 1] = s;
+	return s;
+}
+
+/* Key a's slot of window w closed: kept for a later window (or freed when
+ * no more can be kept). */
+static void slot_give(struct wtable *wt, struct acc *a, uint64_t w)
+{
+	struct wslot *s = a->slot[w & 1];
+
+	a->slot[w & 1] = NULL;
+	if (wt->nspare == wt->spare_cap) {
+		size_t cap = wt->spare_cap ? wt->spare_cap * 2 : 256;
+		struct wslot **p = realloc(wt->spare, cap * sizeof(*p));
+
+		if (!p) {
+			free(s);
+			return;
+		}
+		wt->spare = p;
+		wt->spare_cap = cap;
+	}
+	wt->spare[wt->nspare++] = s;
+}
+
+/* Keep spare slots for the busy keys of one window and a margin: a
+ * burst's slots go back to the allocator on the sweep after it. */
+static void slots_trim(struct wtable *wt, size_t busy)
+{
+	size_t keep = busy ? busy + busy / 8 + 64 : 0;
+
+	while (wt->nspare > keep)
+		free(wt->spare[--wt->nspare]);
 }
 
 /* Add src's live objects, totals and history into dst (its others key). */
@@ -373,6 +429,8 @@ void wtable_free(struct wtable *wt)
 	htab_release(&wt->keys);
 	history_files_release(&wt->files);
 	kvpool_queue_release(&wt->kvq);
+	slots_trim(wt, 0);
+	free(wt->spare);
 	free(wt);
 }
 
@@ -397,7 +455,7 @@ static void row_derive(struct wrow *r, const struct acc *a,
 	r->s = s;
 	r->live_objs = a->live_objs;
 	r->live_bytes = a->live_bytes;
-	if (next->window == s->window + 1) {
+	if (next) {	/* the next window's events, already in the totals */
 		r->live_objs -= (int64_t)next->allocs - (int64_t)next->frees;
 		r->live_bytes -= (int64_t)next->bytes_alloc -
 				 (int64_t)next->bytes_freed;
@@ -421,8 +479,8 @@ static bool process_gone(struct wtable *wt, const struct acc *a)
 }
 
 /* Forget idle keys with nothing live; merge into others the keys of
- * exited processes and of families idle for a minute; hand back the
- * window slots of keys with no open window. */
+ * exited processes and of families idle for a minute; free the spare
+ * window slots beyond what the busiest window since the last sweep took. */
 static void table_gc(struct wtable *wt)
 {
 	uint64_t idle = GC_IDLE_NS / wt->window_ns;
@@ -436,8 +494,6 @@ static void table_gc(struct wtable *wt)
 		a = wt->keys.slot[i];
 		if (acc_open(a))
 			continue;
-		free(a->slot);
-		a->slot = NULL;
 		if (a->key.tgid == CS_TGID_OTHER)
 			continue;
 		if (a->last_window + idle < wt->cur && (!a->live_objs || tgid_is_family(a->key.tgid))) {
@@ -460,6 +516,8 @@ static void table_gc(struct wtable *wt)
 			wt->st.keys_exited++;
 	free(gone);
 	free(old);
+	slots_trim(wt, wt->busy_max);
+	wt->busy_max = 0;
 	history_files_gc(&wt->files, wt->cur);
 }
 
@@ -470,9 +528,9 @@ static void close_one(struct wtable *wt)
 {
 	struct gpu_join g;
 	uint64_t w = wt->cur;
+	size_t i, rows = 0;
 	struct wslot *s;
 	struct wrow r;
-	size_t i;
 
 	gpu_join_reset(&g);
 	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1))
@@ -480,15 +538,13 @@ static void close_one(struct wtable *wt)
 	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
 		struct acc *a = wt->keys.slot[i];
 
-		if (!a->slot)
-			continue;
-		s = &a->slot[w & 1];
-		if (s->window != w)
+		s = a->slot[w & 1];
+		if (!s)
 			continue;
 		memset(&r, 0, sizeof(r));
 		r.window = w;
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
-		row_derive(&r, a, s, &a->slot[(w + 1) & 1]);
+		row_derive(&r, a, s, a->slot[(w + 1) & 1]);
 		history_growth(&a->grow, wt->window_ns, &r);
 		age_update(wt, a, &r);
 		history_locality(&a->loc, &r);
@@ -497,9 +553,12 @@ static void close_one(struct wtable *wt)
 		if (wt->row_fn)
 			wt->row_fn(&r, wt->ctx);
 		wt->st.rows++;
-		s->window = WINDOW_NONE;
+		slot_give(wt, a, w);
 		a->last_window = w;
+		rows++;
 	}
+	if (rows > wt->busy_max)
+		wt->busy_max = rows;
 	wt->st.windows++;
 	wt->cur = w + 1;
 	if (wt->cur % GC_EVERY_WINDOWS == 0)
@@ -653,17 +712,9 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
 		reject(wt, e, REJ_KV_BLOCK);	/* before it opens a window */
 		return 0;
 	}
-	if (!a->slot) {
-		a->slot = malloc(2 * sizeof(*a->slot));
-		if (!a->slot)
-			return -ENOMEM;
-		a->slot[0].window = a->slot[1].window = WINDOW_NONE;
-	}
-	s = &a->slot[w & 1];
-	if (s->window != w) {
-		memset(s, 0, sizeof(*s));
-		s->window = w;
-	}
+	s = slot_take(wt, a, w);
+	if (!s)
+		return -ENOMEM;
 	if (!a->first_ns)
 		a->first_ns = e->ts_ns;
 	if (k.domain == DOM_SLAB)
@@ -740,12 +791,10 @@ void wtable_close_all(struct wtable *wt)
 	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
 		struct acc *a = wt->keys.slot[i];
 
-		if (!a->slot)
-			continue;
-		if (a->slot[0].window != WINDOW_NONE && a->slot[0].window > last)
-			last = a->slot[0].window;
-		if (a->slot[1].window != WINDOW_NONE && a->slot[1].window > last)
-			last = a->slot[1].window;
+		if (a->slot[0] && a->slot[0]->window > last)
+			last = a->slot[0]->window;
+		if (a->slot[1] && a->slot[1]->window > last)
+			last = a->slot[1]->window;
 	}
 	while (wt->cur <= last)
 		close_next(wt);

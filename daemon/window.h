@@ -62,7 +62,7 @@ static inline bool wkey_eq(const struct wkey *a, const struct wkey *b)
 }
 
 struct wslot {
-	uint64_t window;	/* window index held, or WINDOW_NONE */
+	uint64_t window;	/* window index held */
 	uint64_t allocs, frees;
 	uint64_t bytes_req, bytes_alloc, bytes_freed;
 	uint64_t same_cpu_frees, remote_frees;
@@ -95,8 +95,10 @@ struct acc {
 	char file[CS_CACHE_NAME_LEN];
 	char comm[CS_COMM_LEN];
 	uint64_t comm_window;	/* when comm was last read (exec renames) */
-	struct wslot *slot;	/* [2] while the key has open windows, else NULL
-				 * (handed back by the periodic sweep) */
+	/* the slots of its open windows, window w's at [w & 1], NULL while
+	 * closed: taken from the table's spare slots when the window's first
+	 * event comes, handed back when it closes */
+	struct wslot *slot[2];
 	int64_t live_objs, live_bytes;	/* since the daemon started */
 	uint64_t total_allocs, total_frees;
 	uint64_t total_page_adds, total_page_dels, total_refaults;

@@ -151,12 +151,12 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	v.f.v[2] = 0.3;
 	v.f.v[3] = 0.4;
 	v.f.v[4] = 0.5;
-	v.e.growth_per_s = 30;
-	v.e.grew_windows = 4;
-	v.e.free_ratio = 0.7;
+	v.growth_per_s = 30;
+	v.grew_windows = 4;
+	v.free_ratio = 0.7;
 	v.cluster = 3;
 	v.label = LABEL_LEAK;
-	snprintf(v.reason, sizeof(v.reason), "grows, never freed");
+	v.reason = "grows, never freed";
 
 	c = mem_csv(&g);
 	rowcsv_row(c, &(struct rowcsv_ctx){ .real_off_ns = 1000 * NSEC_PER_SEC, .window_ms = 100,
