@@ -222,6 +222,7 @@ $(OUTPUT)/tests/test_report: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_rows: $(OUTPUT)/tests/test_rows.o $(CORE_LIB)
 $(OUTPUT)/tests/test_rows: TEST_LDLIBS := -lz
 $(OUTPUT)/tests/test_rowcsv: $(OUTPUT)/tests/test_rowcsv.o $(CORE_LIB)
+$(OUTPUT)/tests/test_rowcsv: TEST_LDLIBS := -lz
 $(OUTPUT)/tests/test_summary: $(OUTPUT)/tests/test_summary.o $(OUTPUT)/daemon/summary.o \
 	$(OUTPUT)/daemon/log.o $(CORE_LIB)
 $(OUTPUT)/tests/test_summary: TEST_LDLIBS := $(JSONC_LIBS)

@@ -537,22 +537,17 @@ static int check_access(void *ctx)
  * were measured to need (DESIGN.md, "Privileges"), nothing else. */
 static int drop_privileges(struct daemon *d)
 {
-	cap_value_t keep[3];
+	struct privs_needs needs = {
+		.bpf_needs_cap = privs_probe(check_access, d) != 0,
+		.cap_bpf = CAP_IS_SUPPORTED(CAP_BPF),
+		.signals_others = d->driving,
+		.dir_locked = (d->csv && !privs_dir_writable(d->env.csv_path)) ||
+			      (d->env.socket_path && !privs_dir_writable(d->env.socket_path)),
+	};
+	cap_value_t keep[PRIVS_KEEP_MAX];
+	int n = privs_policy(&needs, keep), err;
 	char names[128];
-	int n = 0, err;
 
-	/* map lookups and the flush test-run every tick: kernels before 6.5
-	 * with unprivileged BPF disabled ask CAP_BPF for every bpf() call */
-	if (privs_probe(check_access, d))
-		keep[n++] = CAP_IS_SUPPORTED(CAP_BPF) ? CAP_BPF : CAP_SYS_ADMIN;
-	/* stopping kvref at the end, whatever user it runs as by then */
-	if (d->driving)
-		keep[n++] = CAP_KILL;
-	/* the CSV renamed into place, the socket bound and removed at exit,
-	 * in a directory whose mode does not let root's uid alone write */
-	if ((d->csv && !privs_dir_writable(d->env.csv_path)) ||
-	    (d->env.socket_path && !privs_dir_writable(d->env.socket_path)))
-		keep[n++] = CAP_DAC_OVERRIDE;
 	err = privs_drop(keep, n);
 	if (err) {
 		log_err("cannot drop privileges: %s", strerror(-err));
@@ -645,36 +640,16 @@ static void setup_kstate(struct daemon *d)
 		log_warn("cannot read kernel symbols from /proc/kallsyms; call sites are shown as addresses");
 }
 
-static void keep_header(const char *row, size_t len, void *ctx)
-{
-	rows_set_header(ctx, row, len);
-}
-
-static void keep_row(const char *row, size_t len, void *ctx)
-{
-	rows_add(ctx, row, len);
-}
-
 /* The newest CSV rows, for 'cachescope export': the file's rows as they
  * are built, or rows built for that alone when there is no --csv. */
 static int setup_export(struct daemon *d)
 {
-	struct csv *h;
-
 	rows_init(&d->rows, (size_t)d->env.export_mb << 20);
 	if (!d->env.export_mb)
 		return 0;
-	if (csv_new_mem(&h))
-		return -ENOMEM;
-	csv_set_row_fn(h, keep_header, &d->rows);
-	rowcsv_header(h);
-	csv_free(h);
-	if (!d->rows.header)
-		return -ENOMEM;
 	if (!d->csv && csv_new_mem(&d->mem_csv))
 		return -ENOMEM;
-	csv_set_row_fn(d->csv ? d->csv : d->mem_csv, keep_row, &d->rows);
-	return 0;
+	return rowcsv_keep(&d->rows, d->csv ? d->csv : d->mem_csv);
 }
 
 static void socket_error(const char *path, int err)

@@ -150,6 +150,21 @@ static bool have(cap_t caps, cap_value_t cap, cap_flag_t set)
 	return !cap_get_flag(caps, cap, set, &v) && v == CAP_SET;
 }
 
+int privs_policy(const struct privs_needs *needs, cap_value_t *keep)
+{
+	int n = 0;
+
+	/* map lookups and the flush test-run every tick */
+	if (needs->bpf_needs_cap)
+		keep[n++] = needs->cap_bpf ? CAP_BPF : CAP_SYS_ADMIN;
+	if (needs->signals_others)
+		keep[n++] = CAP_KILL;
+	/* the CSV renamed into place, the socket bound and removed at exit */
+	if (needs->dir_locked)
+		keep[n++] = CAP_DAC_OVERRIDE;
+	return n;
+}
+
 int privs_drop(const cap_value_t *keep, int n)
 {
 	cap_value_t cap, last = cap_max_bits() - 1, held[CAP_LAST_CAP + 1];

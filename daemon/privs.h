@@ -29,6 +29,23 @@ bool privs_dir_writable(const char *path);
 /* Run fn(ctx) with no effective capability (the permitted set unchanged)
  * and restore them; fn's return, or -errno when they cannot be changed. */
 int privs_probe(int (*fn)(void *ctx), void *ctx);
+/* What the daemon still does once everything only root could do is done,
+ * and so which capabilities it keeps (DESIGN.md, "Privileges"). */
+struct privs_needs {
+	bool bpf_needs_cap;	/* bpf() asks a capability of every call (kernels
+				 * before 6.5 with unprivileged BPF disabled) */
+	bool cap_bpf;		/* the kernel knows CAP_BPF (else CAP_SYS_ADMIN) */
+	bool signals_others;	/* it stops kvref, whatever user that runs as */
+	bool dir_locked;	/* it writes names in a directory root's uid
+				 * alone may not (privs_dir_writable false) */
+};
+
+#define PRIVS_KEEP_MAX 3
+
+/* The capabilities to keep for needs, into keep (PRIVS_KEEP_MAX at most):
+ * how many. */
+int privs_policy(const struct privs_needs *needs, cap_value_t *keep);
+
 /* Keep only keep[0..n): permitted, effective and bounding sets hold them
  * alone, inheritable and ambient are empty, securebits stop root from
  * gaining any by exec or setuid, and no_new_privs is set.  0 or -errno. */

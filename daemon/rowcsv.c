@@ -7,6 +7,7 @@
  * came from; columns added later go at the end, so that a reader of an
  * older layout finds its columns where they were.
  */
+#include <errno.h>
 #include <time.h>
 #include "clock.h"
 #include "rowcsv.h"
@@ -134,4 +135,29 @@ void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 	csv_str(c, cg ? cg->container : "");
 	csv_u64(c, s->own_remote_frees);
 	csv_end_row(c);
+}
+
+static void keep_header(const char *row, size_t len, void *ctx)
+{
+	rows_set_header(ctx, row, len);
+}
+
+static void keep_row(const char *row, size_t len, void *ctx)
+{
+	rows_add(ctx, row, len);
+}
+
+int rowcsv_keep(struct rows *rows, struct csv *out)
+{
+	struct csv *h;
+
+	if (csv_new_mem(&h))
+		return -ENOMEM;
+	csv_set_row_fn(h, keep_header, rows);
+	rowcsv_header(h);
+	csv_free(h);
+	if (!rows->header)
+		return -ENOMEM;
+	csv_set_row_fn(out, keep_row, rows);
+	return 0;
 }

@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "csv.h"
 #include "kstate.h"
+#include "rows.h"
 #include "window.h"
 
 struct rowcsv_ctx {
@@ -40,5 +41,9 @@ void rowcsv_header(struct csv *c);
  * (csv_get_stats). */
 void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 		const struct vec_entry *v);
+
+/* Keep in rows (rows_init done) the header and, from now on, every row
+ * written to out: what 'cachescope export' answers.  0, or -ENOMEM. */
+int rowcsv_keep(struct rows *rows, struct csv *out);
 
 #endif

@@ -271,6 +271,33 @@ static void privs_probe__runs_without_effective__restores_them(void **state)
 	assert_int_equal(effective_now(NULL), 1);		/* back after */
 }
 
+static void privs_policy__each_need__its_capability(void **state)
+{
+	cap_value_t keep[PRIVS_KEEP_MAX];
+	struct privs_needs none = { .cap_bpf = true };
+
+	(void)state;
+	assert_int_equal(privs_policy(&none, keep), 0);
+	/* bpf() wants a capability: CAP_BPF where the kernel has it */
+	assert_int_equal(privs_policy(&(struct privs_needs){ .bpf_needs_cap = true, .cap_bpf = true },
+				      keep), 1);
+	assert_int_equal(keep[0], CAP_BPF);
+	assert_int_equal(privs_policy(&(struct privs_needs){ .bpf_needs_cap = true }, keep), 1);
+	assert_int_equal(keep[0], CAP_SYS_ADMIN);
+	/* a capability known to the kernel alone is not asked for */
+	assert_int_equal(privs_policy(&(struct privs_needs){ .cap_bpf = false }, keep), 0);
+	assert_int_equal(privs_policy(&(struct privs_needs){ .signals_others = true }, keep), 1);
+	assert_int_equal(keep[0], CAP_KILL);
+	assert_int_equal(privs_policy(&(struct privs_needs){ .dir_locked = true }, keep), 1);
+	assert_int_equal(keep[0], CAP_DAC_OVERRIDE);
+	assert_int_equal(privs_policy(&(struct privs_needs){ .bpf_needs_cap = true, .cap_bpf = true,
+							    .signals_others = true, .dir_locked = true },
+				      keep), PRIVS_KEEP_MAX);
+	assert_int_equal(keep[0], CAP_BPF);
+	assert_int_equal(keep[1], CAP_KILL);
+	assert_int_equal(keep[2], CAP_DAC_OVERRIDE);
+}
+
 static void privs_names__list_or_none(void **state)
 {
 	cap_value_t keep[] = { CAP_BPF, CAP_KILL };
@@ -297,6 +324,7 @@ int main(void)
 		cmocka_unit_test(privs_drop__keep_kill__only_kill_everywhere_and_no_new_privs),
 		cmocka_unit_test(privs_drop__keep_nothing__no_capability),
 		cmocka_unit_test(privs_probe__runs_without_effective__restores_them),
+		cmocka_unit_test(privs_policy__each_need__its_capability),
 		cmocka_unit_test(privs_names__list_or_none),
 	};
 
