@@ -257,6 +257,7 @@ $(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o
 $(OUTPUT)/tests/test_cli_live: $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_install: $(OUTPUT)/tests/test_install.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_kstate: $(OUTPUT)/tests/test_kstate.o $(CORE_LIB)
+$(OUTPUT)/tests/test_kstate: TEST_LDLIBS := -lz
 
 # the CUDA backend's kernels, run on the host by tests/helpers/cuda_emu.h:
 # no CUDA needed

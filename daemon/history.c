@@ -149,7 +149,7 @@ void history_locality(struct loc_hist *h, struct wrow *r)
 
 	if (r->s->same_cpu_frees + r->s->remote_frees) {
 		i = h->head++ % LOCALITY_SAMPLES;
-		h->win[i] = r->window;
+		h->win[i] = (uint32_t)r->window;
 		h->same[i] = r->s->same_cpu_frees > UINT32_MAX ? UINT32_MAX :
 			     (uint32_t)r->s->same_cpu_frees;
 		h->remote[i] = r->s->remote_frees > UINT32_MAX ? UINT32_MAX :
@@ -160,7 +160,7 @@ void history_locality(struct loc_hist *h, struct wrow *r)
 	n = h->head < LOCALITY_SAMPLES ? h->head : LOCALITY_SAMPLES;
 	r->recent_windows = 0;
 	for (i = 0; i < n; i++) {
-		if (h->win[i] + LOCALITY_SAMPLES <= r->window)
+		if ((uint32_t)r->window - h->win[i] >= LOCALITY_SAMPLES)
 			continue;	/* older than the last second */
 		same += h->same[i];
 		all += h->same[i] + h->remote[i];
@@ -312,14 +312,16 @@ void history_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r)
 		h->grew_windows++;
 	else if (r->s->allocs < r->s->frees)
 		h->grew_windows = 0;
-	h->win[h->head] = r->window;
+	h->win[h->head] = (uint32_t)r->window;
 	h->live[h->head] = r->live_objs;
 	h->head = (h->head + 1) % GROWTH_SAMPLES;
 	if (h->n < GROWTH_SAMPLES)
 		h->n++;
 	for (i = 0; i < h->n; i++) {
 		k = (h->head + GROWTH_SAMPLES - h->n + i) % GROWTH_SAMPLES;
-		x[i] = (double)(h->win[k] * window_ns) / 1e9;
+		/* seconds before this window (the slope is the same on any
+		 * origin of time) */
+		x[i] = -(double)((uint64_t)((uint32_t)r->window - h->win[k]) * window_ns) / 1e9;
 		y[i] = (double)h->live[k];
 	}
 	r->growth_per_s = stats_slope(x, y, h->n);

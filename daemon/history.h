@@ -62,9 +62,11 @@ struct history_files {
 	struct htab tab;	/* of struct thist, in a struct of the file's id */
 };
 
-/* live objects at the end of the last GROWTH_SAMPLES active windows */
+/* live objects at the end of the last GROWTH_SAMPLES active windows
+ * (window numbers kept in 32 bits: only their differences are read, and
+ * the samples span far less than 2^32 windows) */
 struct grow_hist {
-	uint64_t win[GROWTH_SAMPLES];
+	uint32_t win[GROWTH_SAMPLES];
 	int64_t live[GROWTH_SAMPLES];
 	uint32_t n, head;
 	uint32_t grew_windows;	/* consecutive active windows with net growth */
@@ -72,7 +74,7 @@ struct grow_hist {
 
 /* frees with a CPU of the last LOCALITY_SAMPLES windows that had any */
 struct loc_hist {
-	uint64_t win[LOCALITY_SAMPLES];
+	uint32_t win[LOCALITY_SAMPLES];	/* 32 bits, as grow_hist's */
 	uint32_t same[LOCALITY_SAMPLES], remote[LOCALITY_SAMPLES];
 	uint32_t own[LOCALITY_SAMPLES];	/* of remote: by the process's own threads */
 	uint32_t head;

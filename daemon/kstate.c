@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "kstate.h"
 #include "stats.h"
 
@@ -349,80 +350,110 @@ int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
 	return 0;
 }
 
-/* ---- kernel symbols ---- */
+/* ---- kernel symbols ----
+ * A kernel has over 10^5 text symbols, 3 MB of names: they are kept
+ * compressed (zlib) in blocks of KSYM_BLOCK names in address order, the
+ * addresses apart for the search, and the last blocks read are kept
+ * open: a window's call sites are few and repeat. */
 
-/* packed: 12 bytes, not 16, for the 10^5 text symbols of a kernel */
-struct ksym {
-	uint64_t addr;
-	uint32_t name;		/* offset into names */
-} __attribute__((packed));
+#define KSYM_BLOCK 64
+#define KSYM_OPEN 64		/* blocks kept uncompressed, by block number */
+
+struct ksym_open {
+	size_t block;		/* SIZE_MAX: none */
+	char *names;		/* KSYM_BLOCK names, each 0-terminated */
+};
 
 struct ksyms {
-	struct ksym *s;
-	size_t n, cap;
-	char *names;
-	size_t names_len, names_cap;
+	uint64_t *addr;		/* sorted */
+	size_t n;
+	uint32_t *zoff;		/* [nblocks + 1]: each block's place in z */
+	uint32_t *rawlen;	/* [nblocks]: its names' bytes */
+	unsigned char *z;
+	struct ksym_open open[KSYM_OPEN];
+};
+
+/* while loading: a symbol, its name in names */
+struct ksym_tmp {
+	uint64_t addr;
+	uint32_t name;
 };
 
 static int ksym_cmp(const void *a, const void *b)
 {
-	const struct ksym *x = a, *y = b;
+	const struct ksym_tmp *x = a, *y = b;
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 void ksyms_free(struct ksyms *k)
 {
+	unsigned int i;
+
 	if (!k)
 		return;
-	free(k->s);
-	free(k->names);
+	for (i = 0; i < KSYM_OPEN; i++)
+		free(k->open[i].names);
+	free(k->addr);
+	free(k->zoff);
+	free(k->rawlen);
+	free(k->z);
 	free(k);
 }
 
-static int ksyms_push(struct ksyms *k, uint64_t addr, const char *name)
+/* The symbols of t (sorted, names in names) into k's blocks.  0 or -ENOMEM. */
+static int ksyms_pack(struct ksyms *k, const struct ksym_tmp *t, size_t n, const char *names)
 {
-	size_t len = strlen(name) + 1;
+	size_t nb = (n + KSYM_BLOCK - 1) / KSYM_BLOCK, b, i, zlen = 0, zcap = 0;
+	char raw[KSYM_BLOCK * 256];
 
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 65536;
-		struct ksym *s = realloc(k->s, cap * sizeof(*s));
+	k->addr = malloc(n * sizeof(*k->addr));
+	k->zoff = malloc((nb + 1) * sizeof(*k->zoff));
+	k->rawlen = malloc(nb * sizeof(*k->rawlen));
+	if (!k->addr || !k->zoff || !k->rawlen)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		k->addr[i] = t[i].addr;
+	k->n = n;
+	for (b = 0; b < nb; b++) {
+		size_t len = 0;
+		uLongf out;
 
-		if (!s)
+		for (i = b * KSYM_BLOCK; i < n && i < (b + 1) * KSYM_BLOCK; i++) {
+			size_t l = strlen(names + t[i].name) + 1;	/* < 256: %255s */
+
+			memcpy(raw + len, names + t[i].name, l);
+			len += l;
+		}
+		out = compressBound(len);
+		if (zlen + out > zcap) {
+			size_t cap = zcap ? zcap * 2 : 1 << 20;
+			unsigned char *z;
+
+			while (cap < zlen + out)
+				cap *= 2;
+			z = realloc(k->z, cap);
+			if (!z)
+				return -ENOMEM;
+			k->z = z;
+			zcap = cap;
+		}
+		if (compress2(k->z + zlen, &out, (const Bytef *)raw, len, Z_BEST_SPEED) != Z_OK)
 			return -ENOMEM;
-		k->s = s;
-		k->cap = cap;
+		k->zoff[b] = (uint32_t)zlen;
+		k->rawlen[b] = (uint32_t)len;
+		zlen += out;
 	}
-	if (k->names_len + len > k->names_cap) {
-		size_t cap = k->names_cap ? k->names_cap * 2 : 1 << 20;
-		char *p = realloc(k->names, cap);
+	k->zoff[nb] = (uint32_t)zlen;
+	if (zlen) {	/* give back what the doubling left unused */
+		unsigned char *z = realloc(k->z, zlen);
 
-		if (!p)
-			return -ENOMEM;
-		k->names = p;
-		k->names_cap = cap;
+		if (z)
+			k->z = z;
 	}
-	memcpy(k->names + k->names_len, name, len);
-	k->s[k->n].addr = addr;
-	k->s[k->n++].name = (uint32_t)k->names_len;
-	k->names_len += len;
+	for (i = 0; i < KSYM_OPEN; i++)
+		k->open[i].block = SIZE_MAX;
 	return 0;
-}
-
-/* Give back what the doubling left unused: the table is kept for good. */
-static void ksyms_fit(struct ksyms *k)
-{
-	struct ksym *s = realloc(k->s, k->n * sizeof(*s));
-	char *p = realloc(k->names, k->names_len);
-
-	if (s) {
-		k->s = s;
-		k->cap = k->n;
-	}
-	if (p) {
-		k->names = p;
-		k->names_cap = k->names_len;
-	}
 }
 
 /* Text symbols only: call sites are code addresses.  Returns NULL when the
@@ -430,53 +461,103 @@ static void ksyms_fit(struct ksyms *k)
 struct ksyms *ksyms_load(const char *path)
 {
 	char line[512], name[256], type;
+	size_t n = 0, cap = 0, len = 0, ncap = 0;
+	struct ksym_tmp *t = NULL;
 	unsigned long long addr;
-	struct ksyms *k;
+	struct ksyms *k = NULL;
+	char *names = NULL;
+	bool nomem = false;
 	FILE *f;
 
 	f = fopen(path ? path : "/proc/kallsyms", "re");
 	if (!f)
 		return NULL;
-	k = calloc(1, sizeof(*k));
-	while (k && fgets(line, sizeof(line), f)) {
+	while (!nomem && fgets(line, sizeof(line), f)) {
+		size_t l;
+
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
 			continue;
 		if (type != 't' && type != 'T')
 			continue;
-		if (ksyms_push(k, addr, name)) {
+		l = strlen(name) + 1;
+		if (n == cap) {
+			struct ksym_tmp *p = realloc(t, (cap = cap ? cap * 2 : 65536) * sizeof(*t));
+
+			if (!p) {
+				nomem = true;
+				break;
+			}
+			t = p;
+		}
+		if (len + l > ncap) {
+			char *p = realloc(names, ncap = ncap ? ncap * 2 : 1 << 20);
+
+			if (!p) {
+				nomem = true;
+				break;
+			}
+			names = p;
+		}
+		memcpy(names + len, name, l);
+		t[n].addr = addr;
+		t[n++].name = (uint32_t)len;
+		len += l;
+	}
+	fclose(f);
+	if (!nomem && n) {
+		qsort(t, n, sizeof(*t), ksym_cmp);
+		k = calloc(1, sizeof(*k));
+		if (k && ksyms_pack(k, t, n, names)) {
 			ksyms_free(k);
 			k = NULL;
 		}
 	}
-	fclose(f);
-	if (k && !k->n) {
-		ksyms_free(k);
-		return NULL;
-	}
-	if (k) {
-		qsort(k->s, k->n, sizeof(*k->s), ksym_cmp);
-		ksyms_fit(k);
-	}
+	free(t);
+	free(names);
 	return k;
 }
 
-int ksyms_name(const struct ksyms *k, uint64_t addr, char *buf, size_t n)
+/* The names of block b, uncompressed (kept open), or NULL. */
+static const char *ksyms_block(struct ksyms *k, size_t b)
 {
-	size_t lo = 0, hi = k ? k->n : 0;
+	struct ksym_open *o = &k->open[b % KSYM_OPEN];
+	uLongf len = k->rawlen[b];
+	char *p;
+
+	if (o->block == b)
+		return o->names;
+	p = realloc(o->names, len ? len : 1);
+	if (!p)
+		return NULL;
+	o->names = p;
+	o->block = SIZE_MAX;
+	if (uncompress((Bytef *)p, &len, k->z + k->zoff[b], k->zoff[b + 1] - k->zoff[b]) != Z_OK ||
+	    len != k->rawlen[b])
+		return NULL;
+	o->block = b;
+	return p;
+}
+
+int ksyms_name(struct ksyms *k, uint64_t addr, char *buf, size_t n)
+{
+	size_t lo = 0, hi = k ? k->n : 0, i;
+	const char *name;
 
 	while (lo < hi) {	/* the last symbol at or below addr */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (k->s[mid].addr <= addr)
+		if (k->addr[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo) {
+	name = lo ? ksyms_block(k, (lo - 1) / KSYM_BLOCK) : NULL;
+	if (!name) {
 		snprintf(buf, n, "0x%llx", (unsigned long long)addr);
 		return -ENOENT;
 	}
-	snprintf(buf, n, "%s+0x%llx", k->names + k->s[lo - 1].name,
-		 (unsigned long long)(addr - k->s[lo - 1].addr));
+	for (i = (lo - 1) % KSYM_BLOCK; i; i--)
+		name += strlen(name) + 1;
+	snprintf(buf, n, "%s+0x%llx", name, (unsigned long long)(addr - k->addr[lo - 1]));
 	return 0;
 }

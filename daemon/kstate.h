@@ -62,11 +62,13 @@ int kstate_growth(const struct kstate *ks, const char *cache, uint64_t span_ns,
  * areas), -1 when the cache is unknown. */
 long kstate_resolution(struct kstate *ks, const char *cache);
 
-/* Kernel symbols, loaded once: "name+0xoff" of addr into buf.  Returns 0,
- * or -ENOENT (no symbol; buf gets the hex address). */
+/* Kernel symbols, loaded once (their names compressed, the blocks last
+ * asked for kept open, which is why k is not const): "name+0xoff" of addr
+ * into buf.  Returns 0, or -ENOENT (no symbol, or no memory to read its
+ * name; buf gets the hex address). */
 struct ksyms;
 struct ksyms *ksyms_load(const char *path);
 void ksyms_free(struct ksyms *k);
-int ksyms_name(const struct ksyms *k, uint64_t addr, char *buf, size_t n);
+int ksyms_name(struct ksyms *k, uint64_t addr, char *buf, size_t n);
 
 #endif

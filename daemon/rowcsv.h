@@ -23,7 +23,7 @@ struct rowcsv_ctx {
 	long window_ms;
 	const char *host;	/* the host column */
 	struct cgcache *cg;	/* cgroup and container columns; NULL: empty */
-	const struct ksyms *syms;	/* hot_site names; NULL: empty names */
+	struct ksyms *syms;	/* hot_site names; NULL: empty names */
 	/* whether tgid is the workload the daemon drives (scope column);
 	 * NULL: none is */
 	bool (*is_workload)(uint32_t tgid, void *ctx);

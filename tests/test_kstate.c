@@ -187,6 +187,37 @@ static void kstate_sample__no_slabinfo__error_and_no_counts(void **state)
 	kstate_free(NULL);
 }
 
+/* Names are kept in compressed blocks of 64, more blocks than are kept
+ * open: every symbol, asked in an order that reopens blocks, by name. */
+static void ksyms_name__many_symbols_out_of_order__each_its_own(void **state)
+{
+	char path[64], buf[128], want[128];
+	unsigned int i, j, n = 1000;
+	struct ksyms *k;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/cs-kstate-many-%d", getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (i = n; i-- > 0;)	/* the file out of address order */
+		fprintf(f, "%llx t func_%u_%.*s\n", 0xffffffff81000000ull + i * 0x100ull, i,
+			(int)(i % 40), "abcdefghijklmnopqrstuvwxyzabcdefghijklmn");
+	fclose(f);
+	k = ksyms_load(path);
+	unlink(path);
+	assert_non_null(k);
+	for (j = 0; j < 3 * n; j++) {
+		i = (j * 7919) % n;
+		snprintf(want, sizeof(want), "func_%u_%.*s+0x%x", i, (int)(i % 40),
+			 "abcdefghijklmnopqrstuvwxyzabcdefghijklmn", j % 0x100);
+		assert_int_equal(ksyms_name(k, 0xffffffff81000000ull + i * 0x100ull + j % 0x100,
+					    buf, sizeof(buf)), 0);
+		assert_string_equal(buf, want);
+	}
+	ksyms_free(k);
+}
+
 static void ksyms_name__address_inside_symbol__name_plus_offset(void **state)
 {
 	char path[64], buf[128];
@@ -257,6 +288,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kstate_file_lru__meminfo__pages_of_both_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(kstate_sample__no_slabinfo__error_and_no_counts, setup, teardown),
 		cmocka_unit_test(ksyms_name__address_inside_symbol__name_plus_offset),
+		cmocka_unit_test(ksyms_name__many_symbols_out_of_order__each_its_own),
 		cmocka_unit_test_setup_teardown(kstate_reclaimable__sysfs_flag__read_once_per_cache, setup, teardown),
 	};
 
