@@ -165,7 +165,8 @@ static bool process_alive(uint32_t tgid, void *ctx)
 
 #define KSTATE_EVERY_NS 200000000ull
 /* Keys come and go in their thousands at a full key budget, and the
- * allocator keeps the pages they freed: hand them back this often. */
+ * allocator keeps the pages they freed: hand them back this often (the
+ * first tick too, after what loading the programs freed). */
 #define TRIM_EVERY_NS (10 * NSEC_PER_SEC)
 
 static int kview_cache_growth(void *ctx, const char *cache, double span_s,
@@ -956,9 +957,6 @@ static int load_and_attach(struct daemon *d)
 
 	if (err)
 		return err;
-	/* loading parsed the kernel's BTF (megabytes, freed since): give the
-	 * heap it took back, or it stays in the daemon's RSS for good */
-	malloc_trim(0);
 	d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	sampler_init(&d->smp, d->env.sample_shift, CS_SAMPLE_SHIFT_MAX, d->env.sample_budget,
 		     d->start_ns);
