@@ -64,7 +64,7 @@ CORE_LIB := $(OUTPUT)/libcscore.a
 WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c daemon/gpu.c daemon/usdt.c daemon/stats.c daemon/topk.c
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn
+	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -234,6 +234,7 @@ $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(CORE_LIB)
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
 	$(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.o
+$(OUTPUT)/tests/test_tpproto: $(OUTPUT)/tests/test_tpproto.o $(OUTPUT)/daemon/tpproto.o
 $(OUTPUT)/tests/test_spawn: $(OUTPUT)/tests/test_spawn.o $(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(CORE_LIB)
 $(OUTPUT)/tests/test_htab: $(OUTPUT)/tests/test_htab.o $(CORE_LIB)
@@ -277,6 +278,7 @@ $(UNIT_BINS) $(INTEG_BINS):
 
 $(OUTPUT)/tests/test_privs: TEST_LDLIBS := -lcap
 $(OUTPUT)/tests/test_spawn: TEST_LDLIBS := -lcap
+$(OUTPUT)/tests/test_tpproto: TEST_LDLIBS := -lbpf -lelf -lz
 
 $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)

@@ -15,10 +15,13 @@
  * else is counted in userspace.  Records go to a ring buffer per CPU, with
  * wakeups batched by a byte threshold, and every failed reserve is counted.
  *
- * This file holds the tunables and the programs, a few lines each; the
- * logic lives in the headers it includes: maps.bpf.h (maps, filter, record
- * plumbing), slab.bpf.h, page.bpf.h and probes.bpf.h (kvref's and the CUPTI
- * library's USDT probes).  One object, one skeleton.
+ * This file holds the programs, a few lines each; the logic lives in the
+ * headers it includes, each with the maps it owns, as libbpf-tools split
+ * theirs: tunables.bpf.h (first: what the loader sets), core_fixes.bpf.h
+ * (where kernels differ, with the commits), record.bpf.h (rings, stage,
+ * drop counters, record reserve and submit), task.bpf.h (the filter, key
+ * ids, interrupt context), slab.bpf.h, page.bpf.h and probes.bpf.h
+ * (kvref's and the CUPTI library's USDT probes).  One object, one skeleton.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,25 +32,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define EEXIST 17
-
-/* Tunables, set by the loader through rodata. */
-const volatile __u32 self_tgid = 0;
-const volatile bool filter_tgid = false;
-const volatile bool filter_cgroup = false;	/* cgroup_filter holds it */
-const volatile bool filter_comm = false;
-const volatile char comm_filter[CS_COMM_LEN] = {};
-const volatile __u32 wakeup_bytes = 256 << 10;
-const volatile __u32 page_shift = 12;
-const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
-const volatile bool time_runs = false;	/* run_hist: programs time themselves */
-
-/* Set by the daemon while it runs (the skeleton's bss is mapped): slab
- * objects of the caches of a slot are tracked 1 in 2^cache_shift[slot]
- * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS). */
-__u8 cache_shift[CS_SHIFT_SLOTS] = {};
-
-#include "maps.bpf.h"
+#include "tunables.bpf.h"
+#include "core_fixes.bpf.h"
+#include "record.bpf.h"
+#include "task.bpf.h"
 #include "slab.bpf.h"
 #include "page.bpf.h"
 #include "probes.bpf.h"

@@ -3,10 +3,38 @@
  * The page-cache programs' logic: a delete marks its pages evicted in the
  * granule map, an insert counts the pages that come back (refaults), the
  * ones back a second time (repeats), and the evictions since (distance).
- * Included once, by cachescope.bpf.c, after its tunables.
+ * The maps it owns: evict_seq, evicted, file_name.
  */
 #ifndef CS_PAGE_BPF_H
 #define CS_PAGE_BPF_H
+
+#include "tunables.bpf.h"
+#include "core_fixes.bpf.h"
+#include "record.bpf.h"
+#include "task.bpf.h"
+
+/* Global page-cache eviction sequence, the clock of refault distances. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} evict_seq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_EVICTED_MAX_ENTRIES);
+	__type(key, struct cs_page_key);
+	__type(value, struct cs_evicted);
+} evicted SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_COMM_MAX_ENTRIES);
+	__type(key, struct cs_file_key);
+	__type(value, char[CS_CACHE_NAME_LEN]);
+} file_name SEC(".maps");
+
 
 struct folio_id {
 	__u64 ino;
@@ -17,22 +45,6 @@ struct folio_id {
 	bool gone;		/* beyond EOF or inode exiting: truncation, not eviction */
 	struct inode *host;
 };
-
-/* folio_order() without the kernel's inline helpers: PG_head in the first
- * flags word (a plain unsigned long before 6.17, memdesc_flags_t after),
- * the order in the low byte of _flags_1. */
-static __always_inline __u32 folio_order_of(struct folio *folio)
-{
-	unsigned long flags = 0, flags1 = 0;
-	int head = bpf_core_enum_value(enum pageflags, PG_head);
-
-	bpf_core_read(&flags, sizeof(flags), &folio->flags);
-	if (!(flags & (1ul << head)))
-		return 0;
-	if (bpf_core_field_exists(folio->_flags_1))
-		flags1 = BPF_CORE_READ(folio, _flags_1);
-	return flags1 & 0xff;
-}
 
 static __always_inline bool folio_identify(struct folio *folio,
 					   struct folio_id *fid)

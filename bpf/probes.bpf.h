@@ -2,10 +2,13 @@
 /*
  * Records from user-space probes: kvref's KV-cache blocks and the CUPTI
  * library's GPU records, both with the current task's header.
- * Included once, by cachescope.bpf.c, after its tunables.
+ * It owns no map.
  */
 #ifndef CS_PROBES_BPF_H
 #define CS_PROBES_BPF_H
+
+#include "record.bpf.h"
+#include "task.bpf.h"
 
 /* Probe arguments are whatever the process passed: one that does not fit
  * its field is not truncated into a plausible value but flagged

@@ -3,10 +3,51 @@
  * The slab programs' logic: an alloc remembers its object in the live map (and
  * reports the unseen free of an address handed out again); a free that finds
  * its object reports lifetime and CPUs to the allocating process.
- * Included once, by cachescope.bpf.c, after its tunables.
+ * The maps it owns: live, track, cache_info, cache_seen.
  */
 #ifndef CS_SLAB_BPF_H
 #define CS_SLAB_BPF_H
+
+#include "tunables.bpf.h"
+#include "record.bpf.h"
+#include "task.bpf.h"
+
+/* Per-CPU LRU lists: an insert takes no global lock.  The capacity is
+ * shared out between CPUs' lists; a free on any CPU still finds its entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CS_LIVE_MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__type(key, __u64);
+	__type(value, struct cs_live);
+} live SEC(".maps");
+
+/* Tracked objects per address-hash slot (CS_TRACK_SLOTS, cachescope.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CS_TRACK_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} track SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CS_CACHE_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct cs_cache_info);
+} cache_info SEC(".maps");
+
+/* Caches already named in cache_info, direct-mapped by pointer: a slot
+ * that holds the pointer saves the hash lookup. */
+#define CS_CACHE_SEEN_SLOTS 1024
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CS_CACHE_SEEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} cache_seen SEC(".maps");
+
 
 static __always_inline void remember_cache(const struct kmem_cache *s)
 {

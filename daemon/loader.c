@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "cachescope.skel.h"
 #include "loader.h"
+#include "tpproto.h"
 #include "log.h"
 #include "ptree.h"
 
@@ -154,18 +155,14 @@ static int choose_tracepoints(struct loader *ld, enum tp_mode mode)
 		}
 	}
 	for (i = 0; i < LOADER_NR_TP; i++) {
-		char tname[96];
-
-		snprintf(tname, sizeof(tname), "btf_trace_%s", tps[i].name);
 		if (mode == TP_CLASSIC)
 			ld->classic[i] = true;
 		else if (mode == TP_BTF)
 			ld->classic[i] = false;
 		else
-			ld->classic[i] = btf__find_by_name_kind(vmlinux, tname,
-								BTF_KIND_TYPEDEF) < 0;
+			ld->classic[i] = !tpproto_ok(vmlinux, tps[i].name);
 		if (ld->classic[i] && mode == TP_AUTO)
-			log_warn("%s: no BTF tracepoint in this kernel, using the classic tracepoint %s/%s",
+			log_warn("%s: no BTF tracepoint of the prototype ours takes in this kernel (bpf/core_fixes.bpf.h), using the classic tracepoint %s/%s",
 				 tps[i].name, tps[i].category, tps[i].name);
 		tp_progs(ld->skel, i, &btfp, &classic);
 		bpf_program__set_autoload(btfp, !ld->classic[i]);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The programs' tunables, the first thing every header includes: read-only
+ * data the loader sets before load (the verifier sees them as constants,
+ * so a filter that is off costs nothing), and one array the daemon writes
+ * while it runs (the skeleton's bss is mapped).
+ */
+#ifndef CS_TUNABLES_BPF_H
+#define CS_TUNABLES_BPF_H
+
+const volatile __u32 self_tgid = 0;
+const volatile bool filter_tgid = false;
+const volatile bool filter_cgroup = false;	/* cgroup_filter holds it */
+const volatile bool filter_comm = false;
+const volatile char comm_filter[CS_COMM_LEN] = {};
+const volatile __u32 wakeup_bytes = 256 << 10;
+const volatile __u32 page_shift = 12;
+const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
+const volatile bool time_runs = false;	/* run_hist: programs time themselves */
+
+/* Slab objects of the caches of a slot are tracked 1 in 2^cache_shift[slot]
+ * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS); the daemon's sampler sets it. */
+__u8 cache_shift[CS_SHIFT_SLOTS] = {};
+
+#endif /* CS_TUNABLES_BPF_H */
