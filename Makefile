@@ -383,8 +383,8 @@ FUZZERS :=
 FUZZERS += ingest
 $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c $(WINDOW_SRCS) \
 	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c \
-	daemon/report.c
-FUZZ_EXTRA_fuzz_ingest := -lm $(JSONC_LIBS)
+	daemon/report.c daemon/rowcsv.c daemon/csv.c daemon/rows.c daemon/cgroup.c daemon/kstate.c
+FUZZ_EXTRA_fuzz_ingest := -lm -lz $(JSONC_LIBS)
 
 FUZZERS += args
 $(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c daemon/metrics.c \

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "htab.h"
+#include "stats.h"
 
 struct wrow;
 
@@ -90,6 +91,21 @@ struct rise_hist {
 	int64_t max_step;	/* the largest of those rises */
 	uint64_t start_allocs, start_frees;	/* totals when it started */
 	int64_t last;		/* at the end of the last window */
+};
+
+/* The history of a key of objects (slab, kv, gpu: what is allocated and
+ * freed), which the leak and false-sharing rules read; a page key has no
+ * objects and holds none (window.c gives its rows a zeroed one, which reads
+ * as the history of no objects, the same as one kept from zeros). */
+struct obj_hist {
+	struct grow_hist grow;
+	struct age_cohorts age;	/* live objects by allocation time */
+	uint32_t life_hist[HIST_BUCKETS];	/* lifetimes, halved every 100 windows */
+	uint32_t life_windows;
+	struct rise_hist rise;
+	struct loc_hist loc;
+	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
+	bool expiry_known;
 };
 
 /* One object allocated at ts_ns (sign +1) or freed (sign -1, ts_ns = its

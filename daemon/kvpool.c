@@ -25,7 +25,7 @@ static unsigned int pool_new(struct acc *a, const struct cs_event *e, uint64_t *
 	a->pool.block_bytes = (uint64_t)e->kv.arg;
 	a->live_objs = 0;
 	a->live_bytes = 0;
-	history_cohorts_clear(&a->age);
+	history_cohorts_clear(&a->oh->age);
 	if (*held + e->kv.block > KV_BLOCK_BUDGET)
 		return REJ_KV_BUDGET;
 	a->pool.use_ts = calloc(e->kv.block, sizeof(*a->pool.use_ts));
@@ -62,7 +62,7 @@ unsigned int kvpool_add(struct acc *a, struct wslot *s, const struct cs_event *e
 		a->live_objs++;
 		a->live_bytes += a->pool.block_bytes;
 		a->total_allocs++;
-		history_cohort_add(&a->age, e->ts_ns, 1, 1);
+		history_cohort_add(&a->oh->age, e->ts_ns, 1, 1);
 		a->pool.use_ts[b] = e->ts_ns;
 		a->pool.use_cpu[b] = e->cpu;
 		break;
@@ -74,7 +74,7 @@ unsigned int kvpool_add(struct acc *a, struct wslot *s, const struct cs_event *e
 		s->bytes_freed += a->pool.block_bytes;
 		s->lifetime_hist[stats_log2_bucket(e->ts_ns > a->pool.use_ts[b] ?
 					     e->ts_ns - a->pool.use_ts[b] : 0)]++;
-		history_cohort_add(&a->age, a->pool.use_ts[b], -1, 1);
+		history_cohort_add(&a->oh->age, a->pool.use_ts[b], -1, 1);
 		if (a->pool.use_cpu[b] == e->cpu) {
 			s->same_cpu_frees++;
 		} else {

@@ -91,7 +91,7 @@ void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r)
 }
 
 /* The age test's evidence at the end of the row's window. */
-static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
+static void age_update(struct wtable *wt, struct acc *a, struct obj_hist *oh, struct wrow *r)
 {
 	const struct wtable_rules *ru = &wt->rules;
 	uint64_t end = r->start_ns + wt->window_ns, p50, age;
@@ -99,28 +99,28 @@ static void age_update(struct wtable *wt, struct acc *a, struct wrow *r)
 	uint32_t b;
 
 	for (b = 0; b < HIST_BUCKETS; b++)
-		a->life_hist[b] += r->s->lifetime_hist[b];
-	if (++a->life_windows % 100 == 0)
+		oh->life_hist[b] += r->s->lifetime_hist[b];
+	if (++oh->life_windows % 100 == 0)
 		for (b = 0; b < HIST_BUCKETS; b++)
-			a->life_hist[b] /= 2;
-	if (!a->expiry_known) {
-		a->expiry_ns = a->key.domain == DOM_SLAB && ru->expiry_ns ?
-			       ru->expiry_ns(a->name) : 0;
-		a->expiry_known = true;
+			oh->life_hist[b] /= 2;
+	if (!oh->expiry_known) {
+		oh->expiry_ns = a->key.domain == DOM_SLAB && ru->expiry_ns ?
+				ru->expiry_ns(a->name) : 0;
+		oh->expiry_known = true;
 	}
-	p50 = stats_log2_percentile(a->life_hist, 0.5);
+	p50 = stats_log2_percentile(oh->life_hist, 0.5);
 	r->key_lifetime_p50_ns = p50;
-	age = ru->age_min_ns > a->expiry_ns ? ru->age_min_ns : a->expiry_ns;
+	age = ru->age_min_ns > oh->expiry_ns ? ru->age_min_ns : oh->expiry_ns;
 	if (ru->age_lifetimes * (double)p50 > (double)age)
 		age = (uint64_t)(ru->age_lifetimes * (double)p50);
 	r->age_ns = age;
-	r->old_objs = end > age ? history_old_objs(&a->age, end - age) : 0;
-	tracked = end > age ? history_old_tracked(&a->age, end - age) : 0;
-	history_rise(&a->rise, r, end, tracked, a->total_allocs,
+	r->old_objs = end > age ? history_old_objs(&oh->age, end - age) : 0;
+	tracked = end > age ? history_old_tracked(&oh->age, end - age) : 0;
+	history_rise(&oh->rise, r, end, tracked, a->total_allocs,
 		  a->total_frees - a->total_unseen_frees, a->first_ns);
 	/* a free lost to a full ring leaves its object live for good: any
 	 * drop since the rise's objects were allocated may have made it */
-	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= a->rise.start_ns;
+	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= oh->rise.start_ns;
 }
 
 static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
@@ -146,6 +146,7 @@ static void acc_free(struct acc *a)
 		return;
 	free(a->slot[0]);
 	free(a->slot[1]);
+	free(a->oh);
 	free(a->th);
 	free(a->pool.use_ts);
 	free(a->pool.use_cpu);
@@ -201,12 +202,17 @@ static struct acc *acc_create(struct wtable *wt, const struct wkey *k)
 	if (!a)
 		return NULL;
 	a->key = *k;
+	if (k->domain != DOM_PAGE && !(a->oh = calloc(1, sizeof(*a->oh)))) {
+		free(a);
+		return NULL;
+	}
 	acc_name(a);
 	if (wt->resolve)
 		wt->resolve(a, wt->ctx);
 	if (k->tgid == CS_TGID_OTHER)
 		snprintf(a->comm, sizeof(a->comm), "(others)");
 	if (htab_insert(&wt->keys, a)) {
+		free(a->oh);
 		free(a);
 		return NULL;
 	}
@@ -290,9 +296,11 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 	dst->total_page_adds += src->total_page_adds;
 	dst->total_page_dels += src->total_page_dels;
 	dst->total_refaults += src->total_refaults;
-	for (i = 0; i < HIST_BUCKETS; i++)
-		dst->life_hist[i] += src->life_hist[i];
-	history_cohorts_merge(&dst->age, &src->age);
+	if (dst->oh && src->oh) {	/* one domain: both or neither */
+		for (i = 0; i < HIST_BUCKETS; i++)
+			dst->oh->life_hist[i] += src->oh->life_hist[i];
+		history_cohorts_merge(&dst->oh->age, &src->oh->age);
+	}
 	if (!dst->first_ns || (src->first_ns && src->first_ns < dst->first_ns))
 		dst->first_ns = src->first_ns;
 }
@@ -530,6 +538,7 @@ static void close_one(struct wtable *wt)
 	uint64_t w = wt->cur;
 	size_t i, rows = 0;
 	struct wslot *s;
+	struct obj_hist none, *oh;
 	struct wrow r;
 
 	gpu_join_reset(&g);
@@ -545,9 +554,14 @@ static void close_one(struct wtable *wt)
 		r.window = w;
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, a->slot[(w + 1) & 1]);
-		history_growth(&a->grow, wt->window_ns, &r);
-		age_update(wt, a, &r);
-		history_locality(&a->loc, &r);
+		oh = a->oh;
+		if (!oh) {
+			memset(&none, 0, sizeof(none));
+			oh = &none;
+		}
+		history_growth(&oh->grow, wt->window_ns, &r);
+		age_update(wt, a, oh, &r);
+		history_locality(&oh->loc, &r);
 		thrash_update(wt, a, &r);
 		gpu_join_row(&g, &r);
 		if (wt->row_fn)
@@ -588,7 +602,7 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_objs += w;
 		a->live_bytes += (int64_t)w * e->slab.bytes_alloc;
 		a->total_allocs += w;
-		history_cohort_add(&a->age, e->ts_ns, 1, w);
+		history_cohort_add(&a->oh->age, e->ts_ns, 1, w);
 		return;
 	}
 	s->frees += w;
@@ -596,7 +610,7 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 	a->live_objs -= w;
 	a->live_bytes -= (int64_t)w * e->slab.bytes_alloc;
 	a->total_frees += w;
-	history_cohort_add(&a->age, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0),
+	history_cohort_add(&a->oh->age, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0),
 		   -1, w);
 	if (e->flags & CS_F_UNSEEN) {
 		/* freed some time before: no lifetime, no CPU to compare */

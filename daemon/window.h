@@ -103,15 +103,8 @@ struct acc {
 	uint64_t total_allocs, total_frees;
 	uint64_t total_page_adds, total_page_dels, total_refaults;
 	uint64_t last_window;
-	struct grow_hist grow;
-	struct age_cohorts age;	/* live objects by allocation time */
-	uint32_t life_hist[HIST_BUCKETS];	/* lifetimes, halved every 100 windows */
-	uint32_t life_windows;
-	struct rise_hist rise;
-	uint64_t expiry_ns;	/* the kernel keeps its objects this long by design */
 	uint64_t first_ns;	/* the key's first event */
-	bool expiry_known;
-	struct loc_hist loc;
+	struct obj_hist *oh;	/* keys of objects only: NULL for a page key */
 	struct thist *th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
 	struct kvpool pool;	/* kv domain: the pool's blocks */

@@ -552,8 +552,8 @@ static void wtable_close__idle_family__merged_with_its_ages(void **state)
 	o = find_key(wt, CS_TGID_OTHER, FILP);
 	assert_non_null(o);
 	assert_int_equal(o->live_objs, 1);
-	assert_int_equal(history_old_objs(&o->age, T0 + 1000 * MS), 1);
-	assert_int_equal(history_old_objs(&o->age, T0), 0);
+	assert_int_equal(history_old_objs(&o->oh->age, T0 + 1000 * MS), 1);
+	assert_int_equal(history_old_objs(&o->oh->age, T0), 0);
 	wtable_free(wt);
 }
 
@@ -859,20 +859,20 @@ static void history_old_objs__cohorts_and_older__counted_by_cutoff(void **state)
 	wtable_foreach(wt, first_acc, &a);
 	assert_non_null(a);
 	assert_int_equal(a->live_objs, 2);
-	assert_int_equal(history_old_objs(&a->age, T0 + 19000 * MS), 1);
-	assert_int_equal(history_old_objs(&a->age, T0 + 21000 * MS), 2);
-	assert_int_equal(history_old_tracked(&a->age, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_objs(&a->oh->age, T0 + 19000 * MS), 1);
+	assert_int_equal(history_old_objs(&a->oh->age, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_tracked(&a->oh->age, T0 + 21000 * MS), 2);
 	/* a sampled object (1 in 16) stands for 16, and is one record */
 	e = alloc_ev(T0 + 20002 * MS, 0x4000, 0, 200, 0xaa);
 	e.slab.shift = 4;
 	wtable_add(wt, &e);
-	assert_int_equal(history_old_objs(&a->age, T0 + 21000 * MS), 18);
-	assert_int_equal(history_old_tracked(&a->age, T0 + 21000 * MS), 3);
+	assert_int_equal(history_old_objs(&a->oh->age, T0 + 21000 * MS), 18);
+	assert_int_equal(history_old_tracked(&a->oh->age, T0 + 21000 * MS), 3);
 	e = free_ev(T0 + 20003 * MS, 0x4000, 0, 0, 1 * MS);
 	e.slab.shift = 4;
 	wtable_add(wt, &e);
-	assert_int_equal(history_old_objs(&a->age, T0 + 21000 * MS), 2);
-	assert_int_equal(history_old_tracked(&a->age, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_objs(&a->oh->age, T0 + 21000 * MS), 2);
+	assert_int_equal(history_old_tracked(&a->oh->age, T0 + 21000 * MS), 2);
 	wtable_free(wt);
 }
 

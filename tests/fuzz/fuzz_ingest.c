@@ -38,6 +38,13 @@
  *   clustering gives sizes + noise = vectors;
  * - the heap grows by under 256 MiB within an input (a record must not size
  *   an allocation).
+ *
+ * Run on one input with CS_INGEST_DUMP=FILE set, it also writes what the
+ * daemon would show of it to FILE: every row as the export CSV has it
+ * (rowcsv), then the clusters as text and as JSON (the clustering's run
+ * time written as 0: a measure, not an output).  Two builds' dumps of
+ * the same inputs, compared with cmp, tell whether a change of the path
+ * changed any output (tests/fuzz/dump.sh).
  */
 #include <errno.h>
 #include <math.h>
@@ -48,6 +55,7 @@
 #include "../../daemon/analysis.h"
 #include "../../daemon/event.h"
 #include "../../daemon/report.h"
+#include "../../daemon/rowcsv.h"
 #include "../../daemon/window.h"
 
 #define T0_NS 1000000000000ull
@@ -84,6 +92,14 @@ struct run {
 };
 
 static FILE *devnull;
+static FILE *dump;	/* CS_INGEST_DUMP */
+static struct csv *dump_csv;
+
+static void dump_line(const char *row, size_t len, void *ctx)
+{
+	(void)ctx;
+	fwrite(row, 1, len, dump);
+}
 
 static uint64_t cache_id(unsigned int i)
 {
@@ -363,9 +379,12 @@ static void on_row(const struct wrow *row, void *ctx)
 		for (i = 0; i < FEAT_DIM; i++)
 			CHECK(v->f.v[i] >= 0 && v->f.v[i] <= 1);
 		CHECK(v->label < LABEL_COUNT);
-		CHECK(memchr(v->reason, 0, sizeof(v->reason)));
+		CHECK(v->reason && strnlen(v->reason, VEC_REASON_MAX) < VEC_REASON_MAX);
 		r->labelled++;
 	}
+	if (dump_csv)
+		rowcsv_row(dump_csv, &(struct rowcsv_ctx){ .window_ms = (long)(r->window_ns / 1000000),
+							   .host = "fuzz" }, row, v);
 	if (row->window >= r->last_recluster + 10) {
 		r->last_recluster = row->window;
 		k = analysis_recluster(&r->an, row->window);
@@ -395,6 +414,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
+	if (!dump && getenv("CS_INGEST_DUMP")) {
+		dump = fopen(getenv("CS_INGEST_DUMP"), "w");
+		CHECK(dump && !csv_new_mem(&dump_csv));
+		csv_set_row_fn(dump_csv, dump_line, NULL);
+		rowcsv_header(dump_csv);
+	}
 	memset(&r, 0, sizeof(r));
 	r.window_ns = windows_ms[data[0] % 3] * 1000000ull;
 	r.max_keys = data[1] & 1 ? 64 + (data[1] >> 1) : 4096;
@@ -476,8 +501,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_labels(&r);
 	CHECK(analysis_recluster(&r.an, r.last_row_window + 1) >= 0);
 	check_clusters(&r.an);
-	report_clusters(&r.an, LABEL_COUNT, REPORT_TEXT, devnull);
-	report_clusters(&r.an, LABEL_COUNT, REPORT_JSON, devnull);
+	if (dump)
+		r.an.last_run_ms = 0;	/* a measure of this run, not an output */
+	report_clusters(&r.an, LABEL_NONE, REPORT_TEXT, dump ? dump : devnull);
+	report_clusters(&r.an, LABEL_NONE, REPORT_JSON, dump ? dump : devnull);
+	if (dump)
+		fflush(dump);
 	wtable_free(r.wt);
 	analysis_release(&r.an);
 	return 0;
