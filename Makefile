@@ -57,7 +57,7 @@ DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 # and no log.  One archive linked by the daemon, the CLI (its offline
 # verbs), the tests and the benchmarks alike: the linker takes what each uses.
 CORE_MODS := event window history htab stats topk kvpool gpu usdt features classify analysis report csv csvread \
-	rowcsv rows strutil kstate cgroup
+	csvschema rowcsv rows strutil kstate cgroup
 CORE_OBJS := $(CORE_MODS:%=$(OUTPUT)/daemon/%.o) $(OUTPUT)/cluster/dbscan.o
 CORE_LIB := $(OUTPUT)/libcscore.a
 # the window table, as the fuzzers compile it from source
@@ -383,7 +383,7 @@ FUZZERS :=
 FUZZERS += ingest
 $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c $(WINDOW_SRCS) \
 	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c \
-	daemon/report.c daemon/rowcsv.c daemon/csv.c daemon/rows.c daemon/cgroup.c daemon/kstate.c
+	daemon/report.c daemon/csvschema.c daemon/rowcsv.c daemon/csv.c daemon/rows.c daemon/cgroup.c daemon/kstate.c
 FUZZ_EXTRA_fuzz_ingest := -lm -lz $(JSONC_LIBS)
 
 FUZZERS += args

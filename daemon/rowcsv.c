@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The daemon's CSV rows (rowcsv.h).  The columns are listed once, in
- * csv_columns, and rowcsv_row writes them in that order: the window's
+ * csv_schema, and rowcsv_row writes them in that order: the window's
  * counts, then the vector (features, evidence, cluster and label) or as
  * many empty fields, then the GPU join, ages, names and where the row
  * came from; columns added later go at the end, so that a reader of an
@@ -16,25 +16,9 @@
  * features, the evidence, cluster, label and reason */
 #define VECTOR_COLUMNS (1 + FEAT_DIM + 4 + 3)
 
-static const char *csv_columns[] = {
-	"ts", "window", "window_ms", "domain", "key", "file", "tgid", "comm", "scope",
-	"allocs", "frees", "bytes_req", "bytes_alloc", "bytes_freed",
-	"live_objs", "live_bytes", "lifetime_p50_ns", "same_cpu_frees",
-	"remote_frees", "cross_numa", "size_entropy", "same_size_share",
-	"top_site_share", "page_adds", "page_dels", "refaults",
-	"refault_pages", "refault_dist_p50",
-	"ops_per_s", "f_freq", "f_hot", "f_entropy", "f_locality", "f_numa",
-	"growth_per_s", "grew_windows", "free_ratio", "refault_share",
-	"cluster", "label", "reason",
-	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
-	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
-	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "host", "cgroup", "container", "own_remote_frees",
-};
-
 unsigned int rowcsv_columns(void)
 {
-	return sizeof(csv_columns) / sizeof(csv_columns[0]);
+	return CSV_COLS;
 }
 
 void rowcsv_header(struct csv *c)
@@ -42,7 +26,7 @@ void rowcsv_header(struct csv *c)
 	unsigned int i;
 
 	for (i = 0; i < rowcsv_columns(); i++)
-		csv_str(c, csv_columns[i]);
+		csv_str(c, csv_schema[i].name);
 	csv_end_row(c);
 }
 

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "csvschema.h"
 #include "analysis.h"
 #include "cgroup.h"
 #include "csv.h"

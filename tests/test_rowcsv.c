@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,10 +216,54 @@ static void rowcsv_row__family_page_row_without_vector__empty_vector_fields(void
 	assert_int_equal(fields(g.text), rowcsv_columns());
 }
 
+/* docs/csv.md's table names every column of the schema, in the file's
+ * order (a line of it may name several: "`window`, `window_ms`"), and no
+ * other: the schema is the one list, the docs follow it. */
+static void csv_schema__docs_list__same_columns_in_order(void **state)
+{
+	FILE *f = fopen("docs/csv.md", "r");
+	char line[4096];
+	unsigned int next = 0;
+	bool table = false;
+
+	(void)state;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *end, *cell;
+
+		if (!strncmp(line, "| column |", 10)) {
+			table = true;
+			continue;
+		}
+		if (!table || strncmp(line, "| `", 3))
+			continue;
+		/* the first cell: the names, each in backquotes */
+		cell = line + 1;
+		end = strchr(cell, '|');
+		assert_non_null(end);
+		*end = 0;
+		for (p = strchr(cell, '`'); p; p = strchr(p, '`')) {
+			char *q = strchr(++p, '`');
+
+			assert_non_null(q);
+			*q = 0;
+			assert_true(next < CSV_COLS);
+			if (strcmp(p, csv_schema[next].name))
+				fail_msg("docs/csv.md lists '%s' where the schema has '%s'", p,
+					 csv_schema[next].name);
+			next++;
+			p = q + 1;
+		}
+	}
+	fclose(f);
+	assert_int_equal(next, CSV_COLS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rowcsv_header__columns__in_order),
+		cmocka_unit_test(csv_schema__docs_list__same_columns_in_order),
 		cmocka_unit_test(rowcsv_row__slab_row_with_vector__exact_line),
 		cmocka_unit_test(rowcsv_row__family_page_row_without_vector__empty_vector_fields),
 	};

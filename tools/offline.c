@@ -24,6 +24,7 @@
 #include "../daemon/csvread.h"
 #include "../daemon/htab.h"
 #include "../daemon/report.h"
+#include "../daemon/csvschema.h"
 #include "../daemon/strutil.h"
 #include "../daemon/window.h"
 #include <json-c/json.h>
@@ -266,34 +267,6 @@ static void hist_expire(struct off_hist *h, const struct off_key *k, uint64_t wi
 
 /* ---- reading the files ---- */
 
-/* the columns read, by name; the last ones may be missing (older files) */
-enum col {
-	C_TS, C_WINDOW, C_WINDOW_MS, C_DOMAIN, C_KEY, C_TGID, C_COMM, C_ALLOCS, C_FREES,
-	C_LIVE_OBJS, C_LIVE_BYTES, C_LIFETIME, C_SAME_CPU, C_REMOTE, C_CROSS_NUMA,
-	C_ENTROPY, C_SAME_SIZE, C_TOP_SITE_SHARE, C_PAGE_ADDS, C_PAGE_DELS, C_REFAULTS,
-	C_REFAULT_PAGES, C_REFAULT_DIST, C_OPS_PER_S, C_LABEL,
-	C_GPU_KERNELS, C_GPU_KERNEL_NS, C_GPU_IN, C_GPU_OUT, C_TGID_GPU_NS,
-	C_TGID_GPU_KV_NS, C_TGID_GPU_BYTES, C_UNSEEN, C_REPEAT, C_OLD_OBJS, C_AGE_MS,
-	C_HOT_SITE, C_KEY_KIND, C_WINDOW_DROPS, C_SAMPLE, C_HOST, C_SCOPE, C_FILE,
-	C_OWN_REMOTE, C_N,
-};
-
-/* the columns before C_REQUIRED must be there; files of older daemons lack
- * some of the later ones, which then read as 0 */
-#define C_REQUIRED C_GPU_KERNELS
-
-static const char *const col_names[C_N] = {
-	"ts", "window", "window_ms", "domain", "key", "tgid", "comm", "allocs", "frees",
-	"live_objs", "live_bytes", "lifetime_p50_ns", "same_cpu_frees", "remote_frees",
-	"cross_numa", "size_entropy", "same_size_share", "top_site_share", "page_adds",
-	"page_dels", "refaults", "refault_pages", "refault_dist_p50", "ops_per_s", "label",
-	"gpu_kernels", "gpu_kernel_ns", "gpu_copy_in_bytes", "gpu_copy_out_bytes",
-	"tgid_gpu_kernel_ns", "tgid_gpu_kv_kernel_ns", "tgid_gpu_copy_bytes",
-	"unseen_frees", "repeat_pages", "old_objs", "age_ms", "hot_site", "key_kind",
-	"window_drops", "sample", "host", "scope", "file", "own_remote_frees",
-};
-
-
 static long intern(char ***v, size_t *n, size_t *cap, const char *s)
 {
 	size_t i;
@@ -328,10 +301,10 @@ static int site_name(void *ctx, uint64_t addr, char *buf, size_t n)
 
 struct rd {
 	struct csvr *r;
-	int col[C_N];
+	int col[CSV_COLS];	/* each column of csv_schema: its index in the file, or -1 */
 };
 
-static int get_u64(struct rd *d, enum col c, uint64_t *v)
+static int get_u64(struct rd *d, enum csv_col c, uint64_t *v)
 {
 	unsigned long long x;
 
@@ -340,13 +313,13 @@ static int get_u64(struct rd *d, enum col c, uint64_t *v)
 		return 0;
 	}
 	if (csvr_u64(d->r, d->col[c], &x))
-		return csvr_fail(d->r, "column %s: not a count: '%.40s'", col_names[c],
+		return csvr_fail(d->r, "column %s: not a count: '%.40s'", csv_schema[c].name,
 				 csvr_field(d->r, d->col[c]));
 	*v = x;
 	return 0;
 }
 
-static int get_i64(struct rd *d, enum col c, int64_t *v)
+static int get_i64(struct rd *d, enum csv_col c, int64_t *v)
 {
 	long long x;
 
@@ -355,26 +328,26 @@ static int get_i64(struct rd *d, enum col c, int64_t *v)
 		return 0;
 	}
 	if (csvr_i64(d->r, d->col[c], &x))
-		return csvr_fail(d->r, "column %s: not an integer: '%.40s'", col_names[c],
+		return csvr_fail(d->r, "column %s: not an integer: '%.40s'", csv_schema[c].name,
 				 csvr_field(d->r, d->col[c]));
 	*v = x;
 	return 0;
 }
 
-static int get_dbl(struct rd *d, enum col c, double lo, double hi, double *v)
+static int get_dbl(struct rd *d, enum csv_col c, double lo, double hi, double *v)
 {
 	if (csvr_dbl(d->r, d->col[c], v) || *v < lo || *v > hi)
 		return csvr_fail(d->r, "column %s: not a number in [%g, %g]: '%.40s'",
-				 col_names[c], lo, hi, csvr_field(d->r, d->col[c]));
+				 csv_schema[c].name, lo, hi, csvr_field(d->r, d->col[c]));
 	return 0;
 }
 
-static int str_col(struct rd *d, enum col c, char *buf, size_t n)
+static int str_col(struct rd *d, enum csv_col c, char *buf, size_t n)
 {
 	const char *s = csvr_text(d->r, d->col[c]);
 
 	if (strlen(s) >= n)
-		return csvr_fail(d->r, "column %s: longer than %zu bytes", col_names[c], n - 1);
+		return csvr_fail(d->r, "column %s: longer than %zu bytes", csv_schema[c].name, n - 1);
 	memcpy(buf, s, strlen(s) + 1);
 	return 0;
 }
@@ -395,27 +368,27 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	memset(s, 0, sizeof(*s));
 	memset(r, 0, sizeof(*r));
 	k->file = file;
-	if (get_dbl(d, C_TS, 0, 1e11, ts) || get_u64(d, C_WINDOW, &r->window) ||
-	    get_u64(d, C_WINDOW_MS, window_ms))
+	if (get_dbl(d, COL_TS, 0, 1e11, ts) || get_u64(d, COL_WINDOW, &r->window) ||
+	    get_u64(d, COL_WINDOW_MS, window_ms))
 		return -EINVAL;
 	if (*window_ms < 1 || *window_ms > 60000)
 		return csvr_fail(d->r, "column window_ms: %llu is not in 1..60000",
 				 (unsigned long long)*window_ms);
-	k->domain = domain_of(csvr_text(d->r, d->col[C_DOMAIN]));
+	k->domain = domain_of(csvr_text(d->r, d->col[COL_DOMAIN]));
 	if (!k->domain)
 		return csvr_fail(d->r, "column domain: not slab, page, kv or gpu");
-	if (str_col(d, C_KEY, k->name, sizeof(k->name)) ||
-	    str_col(d, C_TGID, k->tgid, sizeof(k->tgid)) ||
-	    str_col(d, C_COMM, k->comm, sizeof(k->comm)))
+	if (str_col(d, COL_KEY, k->name, sizeof(k->name)) ||
+	    str_col(d, COL_TGID, k->tgid, sizeof(k->tgid)) ||
+	    str_col(d, COL_COMM, k->comm, sizeof(k->comm)))
 		return -EINVAL;
 	/* a file's name (any length) for the picture: its last 63 bytes
 	 * hold the base name that tells files apart */
-	f = csvr_text(d->r, d->col[C_FILE]);
+	f = csvr_text(d->r, d->col[COL_FILE]);
 	if (strlen(f) >= sizeof(k->file_name))
 		f += strlen(f) - (sizeof(k->file_name) - 1);
 	memcpy(k->file_name, f, strlen(f) + 1);
-	if (d->col[C_KEY_KIND] >= 0) {
-		if (str_col(d, C_KEY_KIND, k->kind, sizeof(k->kind)))
+	if (d->col[COL_KEY_KIND] >= 0) {
+		if (str_col(d, COL_KEY_KIND, k->kind, sizeof(k->kind)))
 			return -EINVAL;
 	} else {
 		snprintf(k->kind, sizeof(k->kind), "%s", *k->tgid ? "process" : "others");
@@ -428,7 +401,7 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	} else if (!strcmp(k->kind, "process")) {
 		unsigned long long t;
 
-		if (csvr_u64(d->r, d->col[C_TGID], &t) || t >= CS_TGID_FAMILY)
+		if (csvr_u64(d->r, d->col[COL_TGID], &t) || t >= CS_TGID_FAMILY)
 			return csvr_fail(d->r, "column tgid: not a process id");
 		acc->key.tgid = (uint32_t)t;
 	} else {
@@ -438,37 +411,37 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	memcpy(acc->comm, k->comm, sizeof(acc->comm) < sizeof(k->comm) ?
 	       sizeof(acc->comm) : sizeof(k->comm));
 	acc->comm[sizeof(acc->comm) - 1] = '\0';
-	err = get_u64(d, C_ALLOCS, &s->allocs) ?: get_u64(d, C_FREES, &s->frees) ?:
-	      get_i64(d, C_LIVE_OBJS, &r->live_objs) ?: get_i64(d, C_LIVE_BYTES, &r->live_bytes) ?:
-	      get_u64(d, C_LIFETIME, &r->lifetime_p50_ns) ?:
-	      get_u64(d, C_SAME_CPU, &s->same_cpu_frees) ?: get_u64(d, C_REMOTE, &s->remote_frees) ?:
-	      get_u64(d, C_CROSS_NUMA, &s->cross_numa) ?:
-	      get_dbl(d, C_ENTROPY, 0, 64, &r->size_entropy) ?:
-	      get_dbl(d, C_SAME_SIZE, 0, 1, &r->same_size_share) ?:
-	      get_dbl(d, C_TOP_SITE_SHARE, 0, 1, &r->top_site_share) ?:
-	      get_u64(d, C_PAGE_ADDS, &s->page_adds) ?: get_u64(d, C_PAGE_DELS, &s->page_dels) ?:
-	      get_u64(d, C_REFAULTS, &s->refaults) ?: get_u64(d, C_REFAULT_PAGES, &s->refault_pages) ?:
-	      get_u64(d, C_REFAULT_DIST, &r->refault_dist_p50) ?:
-	      get_u64(d, C_GPU_KERNELS, &s->gpu_kernels) ?: get_u64(d, C_GPU_KERNEL_NS, &s->gpu_kernel_ns) ?:
-	      get_u64(d, C_GPU_IN, &s->gpu_copy_in_bytes) ?: get_u64(d, C_GPU_OUT, &s->gpu_copy_out_bytes) ?:
-	      get_u64(d, C_TGID_GPU_NS, &r->tgid_gpu_kernel_ns) ?:
-	      get_u64(d, C_TGID_GPU_KV_NS, &r->tgid_gpu_kv_kernel_ns) ?:
-	      get_u64(d, C_TGID_GPU_BYTES, &r->tgid_gpu_copy_bytes) ?:
-	      get_u64(d, C_UNSEEN, &s->unseen_frees) ?: get_u64(d, C_REPEAT, &s->repeat_pages) ?:
-	      get_i64(d, C_OLD_OBJS, &r->old_objs) ?: get_u64(d, C_AGE_MS, &u) ?:
-	      get_u64(d, C_WINDOW_DROPS, &drops) ?: get_u64(d, C_SAMPLE, &sample) ?:
-	      get_u64(d, C_OWN_REMOTE, &s->own_remote_frees);
+	err = get_u64(d, COL_ALLOCS, &s->allocs) ?: get_u64(d, COL_FREES, &s->frees) ?:
+	      get_i64(d, COL_LIVE_OBJS, &r->live_objs) ?: get_i64(d, COL_LIVE_BYTES, &r->live_bytes) ?:
+	      get_u64(d, COL_LIFETIME_P50_NS, &r->lifetime_p50_ns) ?:
+	      get_u64(d, COL_SAME_CPU_FREES, &s->same_cpu_frees) ?: get_u64(d, COL_REMOTE_FREES, &s->remote_frees) ?:
+	      get_u64(d, COL_CROSS_NUMA, &s->cross_numa) ?:
+	      get_dbl(d, COL_SIZE_ENTROPY, 0, 64, &r->size_entropy) ?:
+	      get_dbl(d, COL_SAME_SIZE_SHARE, 0, 1, &r->same_size_share) ?:
+	      get_dbl(d, COL_TOP_SITE_SHARE, 0, 1, &r->top_site_share) ?:
+	      get_u64(d, COL_PAGE_ADDS, &s->page_adds) ?: get_u64(d, COL_PAGE_DELS, &s->page_dels) ?:
+	      get_u64(d, COL_REFAULTS, &s->refaults) ?: get_u64(d, COL_REFAULT_PAGES, &s->refault_pages) ?:
+	      get_u64(d, COL_REFAULT_DIST_P50, &r->refault_dist_p50) ?:
+	      get_u64(d, COL_GPU_KERNELS, &s->gpu_kernels) ?: get_u64(d, COL_GPU_KERNEL_NS, &s->gpu_kernel_ns) ?:
+	      get_u64(d, COL_GPU_COPY_IN_BYTES, &s->gpu_copy_in_bytes) ?: get_u64(d, COL_GPU_COPY_OUT_BYTES, &s->gpu_copy_out_bytes) ?:
+	      get_u64(d, COL_TGID_GPU_KERNEL_NS, &r->tgid_gpu_kernel_ns) ?:
+	      get_u64(d, COL_TGID_GPU_KV_KERNEL_NS, &r->tgid_gpu_kv_kernel_ns) ?:
+	      get_u64(d, COL_TGID_GPU_COPY_BYTES, &r->tgid_gpu_copy_bytes) ?:
+	      get_u64(d, COL_UNSEEN_FREES, &s->unseen_frees) ?: get_u64(d, COL_REPEAT_PAGES, &s->repeat_pages) ?:
+	      get_i64(d, COL_OLD_OBJS, &r->old_objs) ?: get_u64(d, COL_AGE_MS, &u) ?:
+	      get_u64(d, COL_WINDOW_DROPS, &drops) ?: get_u64(d, COL_SAMPLE, &sample) ?:
+	      get_u64(d, COL_OWN_REMOTE_FREES, &s->own_remote_frees);
 	if (err)
 		return err;
 	/* a file of a daemon before own_remote_frees does not say who freed:
 	 * its remote frees count as hand-offs inside the process, as its
 	 * daemon counted them */
-	if (d->col[C_OWN_REMOTE] < 0)
+	if (d->col[COL_OWN_REMOTE_FREES] < 0)
 		s->own_remote_frees = s->remote_frees;
 	if (s->own_remote_frees > s->remote_frees)
 		return csvr_fail(d->r, "column own_remote_frees: more than remote_frees");
 	r->age_ns = u * 1000000;
-	if (d->col[C_SAMPLE] < 0 || !sample)
+	if (d->col[COL_SAMPLE] < 0 || !sample)
 		sample = 1;
 	if (sample & (sample - 1) || sample > 1u << 20)
 		return csvr_fail(d->r, "column sample: %llu is not a power of two up to 2^20",
@@ -477,10 +450,10 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 		s->max_shift++;
 	/* the operations the row's counts leave out (kv swaps, GPU copies):
 	 * what ops_per_s adds up to beyond them, where the row has a vector */
-	if (*csvr_field(d->r, d->col[C_OPS_PER_S])) {
+	if (*csvr_field(d->r, d->col[COL_OPS_PER_S])) {
 		uint64_t ops, known;
 
-		if (get_dbl(d, C_OPS_PER_S, 0, 1e15, &ops_s))
+		if (get_dbl(d, COL_OPS_PER_S, 0, 1e15, &ops_s))
 			return -EINVAL;
 		ops = (uint64_t)llround(ops_s * (double)*window_ms / 1000.0);
 		known = s->allocs + s->frees + (k->domain == DOM_GPU ? s->gpu_kernels : 0);
@@ -489,7 +462,7 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 		if (k->domain == DOM_GPU && ops > known)
 			s->gpu_copies = ops - known;
 	}
-	f = csvr_text(d->r, d->col[C_HOT_SITE]);
+	f = csvr_text(d->r, d->col[COL_HOT_SITE]);
 	if (*f) {
 		i = intern(&o->sites, &o->nsites, &o->scap, f);
 		if (i < 0)
@@ -497,10 +470,10 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 		r->top_site = (uint64_t)i + 1;
 	}
 	*daemon_label = -1;
-	f = csvr_text(d->r, d->col[C_LABEL]);
+	f = csvr_text(d->r, d->col[COL_LABEL]);
 	if (*f && (*daemon_label = label_of(f)) == LABEL_NONE)
 		return csvr_fail(d->r, "column label: not a label: '%.40s'", f);
-	i = intern(&o->hosts, &o->nhosts, &o->hcap, csvr_text(d->r, d->col[C_HOST]));
+	i = intern(&o->hosts, &o->nhosts, &o->hcap, csvr_text(d->r, d->col[COL_HOST]));
 	if (i < 0)
 		return (int)i;
 	k->host = (unsigned int)i;
@@ -535,15 +508,15 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 	rc = csvr_open(f, path, 0, &d.r);
 	if (rc)
 		goto out;
-	for (i = 0; i < C_N; i++) {
-		d.col[i] = csvr_col(d.r, col_names[i]);
-		if (d.col[i] < 0 && i < C_REQUIRED) {
+	for (i = 0; i < CSV_COLS; i++) {
+		d.col[i] = csvr_col(d.r, csv_schema[i].name);
+		if (d.col[i] < 0 && csv_schema[i].required) {
 			rc = csvr_fail(d.r, "no column '%s': not a CSV of cachescoped --csv",
-				       col_names[i]);
+				       csv_schema[i].name);
 			goto out;
 		}
 	}
-	if (d.col[C_HOST] < 0)
+	if (d.col[COL_HOST] < 0)
 		o->host_missing = true;
 	st->any_window = false;
 	st->drops = false;
@@ -554,7 +527,7 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		long ki;
 
 		/* rows of the other scope are not read: their keys are others */
-		if (o->scope && strcmp(csvr_text(d.r, d.col[C_SCOPE]), o->scope))
+		if (o->scope && strcmp(csvr_text(d.r, d.col[COL_SCOPE]), o->scope))
 			continue;
 		rc = read_row(o, &d, file, &k, &acc, &s, &r, &ts, &window_ms, &daemon_label);
 		if (rc)
