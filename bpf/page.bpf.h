@@ -95,11 +95,16 @@ static __always_inline void remember_file(struct folio_id *fid)
 }
 
 /* Granules [first, first + n) covered by a folio, and the stride that keeps
- * the walk within CS_MAX_GRANULES (only folios above order 11 skip some). */
-static __always_inline void granules_of(struct folio_id *fid, __u64 *first,
-					__u64 *n, __u64 *stride)
+ * the walk within CS_MAX_GRANULES (only folios above order 11 skip some);
+ * pk: the file's part of their keys. */
+static __always_inline void granules_of(struct folio_id *fid, struct cs_page_key *pk,
+					__u64 *first, __u64 *n, __u64 *stride)
 {
 	__u64 pages = 1ull << (fid->order & 31);
+
+	pk->ino = fid->ino;
+	pk->dev = fid->dev;
+	pk->gen = fid->gen;
 
 	*first = fid->index >> CS_GRANULE_SHIFT;
 	*n = ((fid->index + pages - 1) >> CS_GRANULE_SHIFT) - *first + 1;
@@ -158,15 +163,10 @@ static __always_inline int handle_page_add(struct folio_id *fidp, bool btf)
 	__u32 zero = 0, refault_pages = 0, repeat_pages = 0;
 	int i;
 
-	granules_of(&fid, &first, &n, &stride);
-	pk.ino = fid.ino;
-	pk.dev = fid.dev;
-	pk.gen = fid.gen;
+	granules_of(&fid, &pk, &first, &n, &stride);
 	/* Take this folio's pages out of the evicted masks whoever adds it,
 	 * so that a mask never outlives the pages it describes. */
-	for (i = 0; i < CS_MAX_GRANULES; i++) {
-		if (i * stride >= n)
-			break;
+	for (i = 0; i < CS_MAX_GRANULES && i * stride < n; i++) {
 		pk.granule = first + i * stride;
 		ev = bpf_map_lookup_elem(&evicted, &pk);
 		if (!ev)
@@ -220,13 +220,8 @@ static __always_inline int handle_page_del(struct folio_id *fidp, bool btf)
 	seqp = bpf_map_lookup_elem(&evict_seq, &zero);
 	if (seqp)
 		ev.seq = __sync_fetch_and_add(seqp, 1);
-	granules_of(&fid, &first, &n, &stride);
-	pk.ino = fid.ino;
-	pk.dev = fid.dev;
-	pk.gen = fid.gen;
-	for (i = 0; i < CS_MAX_GRANULES; i++) {
-		if (i * stride >= n)
-			break;
+	granules_of(&fid, &pk, &first, &n, &stride);
+	for (i = 0; i < CS_MAX_GRANULES && i * stride < n; i++) {
 		pk.granule = first + i * stride;
 		bits = granule_bits(&fid, pk.granule);
 		evp = bpf_map_lookup_elem(&evicted, &pk);

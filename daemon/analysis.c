@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "array.h"
 #include "../cluster/dbscan.h"
 #include "analysis.h"
 
@@ -297,15 +298,8 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 		a->history_trimmed += drop;
 		trim_front(a, drop);
 	}
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 1024;
-		struct vec_entry *v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		a->v = v;
-		a->cap = cap;
-	}
+	if (array_room(&a->v, &a->cap, a->n, sizeof(*a->v), 1024))
+		return NULL;
 	e = &a->v[a->n];
 	memset(e, 0, sizeof(*e));
 	e->window = r->window;

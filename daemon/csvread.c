@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "csvread.h"
 
 struct csvr {
@@ -32,30 +33,16 @@ struct csvr {
 
 static int put(struct csvr *r, char c)
 {
-	if (r->len == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-		char *b = realloc(r->buf, cap);
-
-		if (!b)
-			return -ENOMEM;
-		r->buf = b;
-		r->cap = cap;
-	}
+	if (array_room(&r->buf, &r->cap, r->len, 1, 4096))
+		return -ENOMEM;
 	r->buf[r->len++] = c;
 	return 0;
 }
 
 static int field_start(struct csvr *r)
 {
-	if (r->nf == r->fcap) {
-		size_t cap = r->fcap ? r->fcap * 2 : 64;
-		size_t *o = realloc(r->off, cap * sizeof(*o));
-
-		if (!o)
-			return -ENOMEM;
-		r->off = o;
-		r->fcap = cap;
-	}
+	if (array_room(&r->off, &r->fcap, r->nf, sizeof(*r->off), 64))
+		return -ENOMEM;
 	r->off[r->nf++] = r->len;
 	return 0;
 }
@@ -156,6 +143,12 @@ static int read_record(struct csvr *r)
 			st = PLAIN;
 			/* fall through */
 		case PLAIN:
+		case QUOTE_SEEN:
+			if (st == QUOTE_SEEN && c == '"') {
+				st = QUOTED;	/* "" within quotes: one quote */
+				break;
+			}
+			/* the end of an unquoted field, or after its closing quote */
 			sep = separator(r, c);
 			if (sep == SEP_FIELD) {
 				if ((err = put(r, '\0')))
@@ -165,6 +158,9 @@ static int read_record(struct csvr *r)
 			}
 			if (sep == SEP_RECORD)
 				goto end;
+			if (st == QUOTE_SEEN)
+				return fail(r, r->line, -EINVAL, "text after a closing quote (field %zu)",
+					    r->nf);
 			if (sep == SEP_CR)
 				return fail(r, r->line, -EINVAL, "CR outside quotes not followed by LF");
 			if (c == '"')
@@ -177,21 +173,6 @@ static int read_record(struct csvr *r)
 				continue;
 			}
 			break;
-		case QUOTE_SEEN:
-			if (c == '"') {
-				st = QUOTED;
-				break;
-			}
-			sep = separator(r, c);
-			if (sep == SEP_FIELD) {
-				if ((err = put(r, '\0')))
-					return err;
-				st = START;
-				continue;
-			}
-			if (sep == SEP_RECORD)
-				goto end;
-			return fail(r, r->line, -EINVAL, "text after a closing quote (field %zu)", r->nf);
 		}
 		if ((err = put(r, (char)c)))
 			return err;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "array.h"
 #include "kstate.h"
 #include "stats.h"
 
@@ -103,15 +104,8 @@ static struct kcache *kcache_get(struct kstate *ks, const char *name)
 	for (i = 0; i < ks->n; i++)
 		if (!strcmp(ks->c[i].name, name))
 			return &ks->c[i];
-	if (ks->n == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 256;
-
-		c = realloc(ks->c, cap * sizeof(*c));
-		if (!c)
-			return NULL;
-		ks->c = c;
-		ks->cap = cap;
-	}
+	if (array_room(&ks->c, &ks->cap, ks->n, sizeof(*ks->c), 256))
+		return NULL;
 	c = &ks->c[ks->n++];
 	memset(c, 0, sizeof(*c));	/* no count before it appeared: 0 */
 	snprintf(c->name, sizeof(c->name), "%s", name);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "metrics.h"
 
 void metrics_keys_add(struct metrics_keys *ks, const char *domain, const char *key,
@@ -17,16 +18,9 @@ void metrics_keys_add(struct metrics_keys *ks, const char *domain, const char *k
 {
 	struct metrics_key *k;
 
-	if (ks->n == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 256;
-		struct metrics_key *v = realloc(ks->v, cap * sizeof(*v));
-
-		if (!v) {
-			ks->err = -ENOMEM;
-			return;
-		}
-		ks->v = v;
-		ks->cap = cap;
+	if (array_room(&ks->v, &ks->cap, ks->n, sizeof(*ks->v), 256)) {
+		ks->err = -ENOMEM;
+		return;
 	}
 	k = &ks->v[ks->n++];
 	snprintf(k->domain, sizeof(k->domain), "%s", domain);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include <errno.h>
+#include "array.h"
 #include "proto.h"
 #include "report.h"
 #include "strutil.h"
@@ -173,15 +174,8 @@ void report_snap_add(struct report_snap *s, const struct wrow *r)
 		s->n = 0;
 		s->window = r->window;
 	}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 256;
-		struct snap_row *n = realloc(s->v, cap * sizeof(*n));
-
-		if (!n)
-			return;
-		s->v = n;
-		s->cap = cap;
-	}
+	if (array_room(&s->v, &s->cap, s->n, sizeof(*s->v), 256))
+		return;
 	sr = &s->v[s->n++];
 	snprintf(sr->domain, sizeof(sr->domain), "%s", domain_name(r->acc->key.domain));
 	memcpy(sr->name, r->acc->name, sizeof(sr->name));

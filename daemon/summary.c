@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "log.h"
 #include "report.h"
 #include "strutil.h"
@@ -24,15 +25,8 @@ int summary_add_key(struct acc *a, void *keys)
 {
 	struct summary_keys *k = keys;
 
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 256;
-		const struct acc **v = realloc(k->v, cap * sizeof(*v));
-
-		if (!v)
-			return 1;
-		k->v = v;
-		k->cap = cap;
-	}
+	if (array_room(&k->v, &k->cap, k->n, sizeof(*k->v), 256))
+		return 1;
 	k->v[k->n++] = a;
 	return 0;
 }

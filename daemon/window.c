@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "clock.h"
 #include "gpu.h"
 #include "htab.h"
@@ -259,16 +260,9 @@ static void slot_give(struct wtable *wt, struct acc *a, uint64_t w)
 	struct wslot *s = a->slot[w & 1];
 
 	a->slot[w & 1] = NULL;
-	if (wt->nspare == wt->spare_cap) {
-		size_t cap = wt->spare_cap ? wt->spare_cap * 2 : 256;
-		struct wslot **p = realloc(wt->spare, cap * sizeof(*p));
-
-		if (!p) {
-			free(s);
-			return;
-		}
-		wt->spare = p;
-		wt->spare_cap = cap;
+	if (array_room(&wt->spare, &wt->spare_cap, wt->nspare, sizeof(*wt->spare), 256)) {
+		free(s);
+		return;
 	}
 	wt->spare[wt->nspare++] = s;
 }

@@ -30,17 +30,7 @@ static char dir[] = "/tmp/cs-test-control-XXXXXX";
 static char sock[100];
 static int nsock;
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tmpdir_remove(dir);
-}
+TMPDIR_GROUP(dir)
 
 static uint64_t ms_now(void)
 {

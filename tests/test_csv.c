@@ -40,17 +40,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n)
 	return __real_write(fd, buf, n);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tmpdir_remove(dir);
-}
+TMPDIR_GROUP(dir)
 
 static char *slurp(const char *path)
 {

@@ -18,17 +18,7 @@
 
 static char dir[] = "/tmp/cs-test-csvread-XXXXXX";
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tmpdir_remove(dir);
-}
+TMPDIR_GROUP(dir)
 
 /* A reader over the bytes of s (fmemopen), with the given record bound. */
 static struct csvr *open_mem(const char *s, size_t max, int *rc, FILE **f)

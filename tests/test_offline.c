@@ -27,17 +27,7 @@
 
 static char dir[] = "/tmp/cs-test-offline-XXXXXX";
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tmpdir_remove(dir);
-}
+TMPDIR_GROUP(dir)
 
 static const struct offline_params defaults = { .eps = 0.08, .min_pts = 5 };
 

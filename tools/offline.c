@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../daemon/array.h"
 #include "../daemon/clock.h"
 #include "../daemon/csvread.h"
 #include "../daemon/htab.h"
@@ -134,15 +135,8 @@ static long key_get(struct offline *o, const struct off_key *k)
 			memcpy(have->file_name, k->file_name, sizeof(k->file_name));
 		return (long)key_ref(ref);
 	}
-	if (o->nkeys == o->kcap) {
-		size_t cap = o->kcap ? o->kcap * 2 : 256;
-		struct off_key *n = realloc(o->keys, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		o->keys = n;
-		o->kcap = cap;
-	}
+	if (array_room(&o->keys, &o->kcap, o->nkeys, sizeof(*o->keys), 256))
+		return -ENOMEM;
 	o->keys[o->nkeys] = *k;
 	o->keys[o->nkeys].h = calloc(1, sizeof(struct off_hist));
 	if (!o->keys[o->nkeys].h)
@@ -171,15 +165,8 @@ static struct thist *file_thist(struct offline *o, unsigned int file, const char
 	for (i = 0; i < st->nfh && st->fh[i].live; i++)
 		;
 	if (i == st->nfh) {
-		if (st->nfh == st->fhcap) {
-			size_t cap = st->fhcap ? st->fhcap * 2 : 64;
-			struct off_file_hist *n = realloc(st->fh, cap * sizeof(*n));
-
-			if (!n)
-				return NULL;
-			st->fh = n;
-			st->fhcap = cap;
-		}
+		if (array_room(&st->fh, &st->fhcap, st->nfh, sizeof(*st->fh), 64))
+			return NULL;
 		st->nfh++;
 	}
 	f = &st->fh[i];
@@ -274,15 +261,8 @@ static long intern(char ***v, size_t *n, size_t *cap, const char *s)
 	for (i = 0; i < *n; i++)
 		if (!strcmp((*v)[i], s))
 			return (long)i;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		char **nv = realloc(*v, c * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
+	if (array_room(v, cap, *n, sizeof(**v), 16))
+		return -ENOMEM;
 	(*v)[*n] = strdup(s);
 	if (!(*v)[*n])
 		return -ENOMEM;

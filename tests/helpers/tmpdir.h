@@ -26,4 +26,19 @@ static inline int tmpdir_remove(const char *dir)
 	return system(cmd);
 }
 
+/* The group setup and teardown of a test file whose tests share one
+ * scratch directory, dir (its "/tmp/cs-test-<what>-XXXXXX" array): made
+ * before the first test, removed with its contents after the last. */
+#define TMPDIR_GROUP(dir)						\
+	static int setup(void **state)					\
+	{								\
+		(void)state;						\
+		return mkdtemp(dir) ? 0 : -1;				\
+	}								\
+	static int teardown(void **state)				\
+	{								\
+		(void)state;						\
+		return tmpdir_remove(dir);				\
+	}
+
 #endif
