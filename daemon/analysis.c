@@ -307,8 +307,8 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 	memcpy(e->name, r->acc->name, sizeof(e->name));
 	memcpy(e->comm, r->acc->comm, sizeof(e->comm));
 	e->f = f;
-	e->growth_per_s = ev.growth_per_s;
-	e->grew_windows = ev.grew_windows;
+	e->growth_per_s = r->growth_per_s;
+	e->grew_windows = r->grew_windows;
 	e->free_ratio = ev.free_ratio;
 	e->refault_share = ev.refault_share;
 	e->label = classify(&a->rules, e->key.domain, e->name, &f, &ev, &a->kview, reason,

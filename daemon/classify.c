@@ -267,22 +267,28 @@ static double sample_of(const struct evidence *e)
  * estimate over the row's sample. */
 static double tracked_rise(const struct evidence *e)
 {
-	return e->old_rise_tracked ? (double)e->old_rise_tracked : e->old_rise / sample_of(e);
+	const struct wrow *row = e->r;
+
+	return row->old_rise_tracked ? (double)row->old_rise_tracked : row->old_rise / sample_of(e);
 }
 
 static double unseen_pct(const struct evidence *e)
 {
-	return e->allocs ? 100.0 * e->unseen_frees / e->allocs : 100.0;
+	const struct wrow *row = e->r;
+	const struct wslot *s = row->s;
+
+	return s->allocs ? 100.0 * s->unseen_frees / s->allocs : 100.0;
 }
 
 static void add_site(const struct evidence *e, const struct kview *kview,
 		     char *reason, size_t n)
 {
+	const struct wrow *row = e->r;
 	char sym[128];
 
-	if (!e->top_site || !kview || !kview->site_name)
+	if (!row->top_site || !kview || !kview->site_name)
 		return;
-	kview->site_name(kview->ctx, e->top_site, sym, sizeof(sym));
+	kview->site_name(kview->ctx, row->top_site, sym, sizeof(sym));
 	add(reason, n, ", hot site %s", sym);
 }
 
@@ -293,16 +299,18 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 				       const struct evidence *e, const struct kview *kview,
 				       char *reason, size_t n)
 {
+	const struct wrow *row = e->r;
+	const struct wslot *s = row->s;
 	const double *t = r->v;
-	double repeat = e->recent_refault_pages ?
-		(double)e->recent_repeat_pages / e->recent_refault_pages : 0;
+	double repeat = row->recent_refault_pages ?
+		(double)row->recent_repeat_pages / row->recent_refault_pages : 0;
 	uint64_t lru = 0;
 	bool near;
 
 	/* the kernel's workingset test: evicted and back before the LRU
 	 * turned over, so a somewhat larger cache would have kept it */
 	bool known = dom == DOM_PAGE && kview && kview->file_lru_pages && !kview->file_lru_pages(kview->ctx, &lru);
-	near = known && (double)e->refault_dist_p50 <= t[R_THRASH_NEAR_SHARE] * (double)lru;
+	near = known && (double)row->refault_dist_p50 <= t[R_THRASH_NEAR_SHARE] * (double)lru;
 	/* the same pages again and again, and (page cache, where the LRU's
 	 * size is known) soon after their eviction: pages that come back
 	 * once each, however soon, are one pass over them (a cold re-read
@@ -310,33 +318,33 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	bool again = repeat >= t[R_THRASH_MIN_REPEAT_SHARE];
 	bool back = again && (!known || near);
 
-	if (e->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
-	    e->refault_span_s >= t[R_THRASH_MIN_SPAN_S] &&
-	    e->refault_quiet_s <= t[R_THRASH_MAX_QUIET_S] && back) {
+	if (row->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
+	    row->refault_span_s >= t[R_THRASH_MIN_SPAN_S] &&
+	    row->refault_quiet_s <= t[R_THRASH_MAX_QUIET_S] && back) {
 		snprintf(reason, n, "thrash: %s %llu of %llu inserted pages refaulted (%.0f%%); %llu refaulted over %.1f s, %.0f%% of them back a second time or more; median refault distance %llu evictions",
-			 key, (unsigned long long)e->refault_pages,
-			 (unsigned long long)e->page_adds, 100 * e->refault_share,
-			 (unsigned long long)e->recent_refault_pages, e->refault_span_s,
-			 100 * repeat, (unsigned long long)e->refault_dist_p50);
+			 key, (unsigned long long)s->refault_pages,
+			 (unsigned long long)s->page_adds, 100 * e->refault_share,
+			 (unsigned long long)row->recent_refault_pages, row->refault_span_s,
+			 100 * repeat, (unsigned long long)row->refault_dist_p50);
 		if (near)
 			add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
 		return LABEL_THRASH;
 	}
 	if (back)	/* soon back, but not for long (yet) */
 		snprintf(reason, n, "normal: %s refaults not sustained: %llu pages (%llu refaulted over %.1f s, %.0f%% back a second time, median refault distance %llu evictions",
-			 key, (unsigned long long)e->refault_pages,
-			 (unsigned long long)e->recent_refault_pages, e->refault_span_s, 100 * repeat,
-			 (unsigned long long)e->refault_dist_p50);
+			 key, (unsigned long long)s->refault_pages,
+			 (unsigned long long)row->recent_refault_pages, row->refault_span_s, 100 * repeat,
+			 (unsigned long long)row->refault_dist_p50);
 	else if (again)	/* again and again, but evicted long before */
 		snprintf(reason, n, "normal: %s refaults from far: %llu pages (%llu refaulted over %.1f s, %.0f%% back a second time, but median refault distance %llu evictions",
-			 key, (unsigned long long)e->refault_pages,
-			 (unsigned long long)e->recent_refault_pages, e->refault_span_s, 100 * repeat,
-			 (unsigned long long)e->refault_dist_p50);
+			 key, (unsigned long long)s->refault_pages,
+			 (unsigned long long)row->recent_refault_pages, row->refault_span_s, 100 * repeat,
+			 (unsigned long long)row->refault_dist_p50);
 	else
 		snprintf(reason, n, "normal: %s cold re-read: %llu pages refaulted once (%llu refaulted over %.1f s, %.0f%% back a second time, median refault distance %llu evictions",
-			 key, (unsigned long long)(e->refault_pages - e->repeat_pages),
-			 (unsigned long long)e->recent_refault_pages, e->refault_span_s, 100 * repeat,
-			 (unsigned long long)e->refault_dist_p50);
+			 key, (unsigned long long)(s->refault_pages - s->repeat_pages),
+			 (unsigned long long)row->recent_refault_pages, row->refault_span_s, 100 * repeat,
+			 (unsigned long long)row->refault_dist_p50);
 	if (lru)
 		add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
 	add(reason, n, ")");
@@ -354,32 +362,34 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 				   const struct evidence *e, const struct kview *kview,
 				   char *reason, size_t n)
 {
+	const struct wrow *row = e->r;
+	const struct wslot *s = row->s;
 	const double *t = r->v;
-	double rise_s = e->old_rise_s, growth, span, kgrowth, got, fr, startup;
+	double rise_s = row->old_rise_s, growth, span, kgrowth, got, fr, startup;
 	bool seen, old, coarse;
 	long res;
 	char what[200];
 	int err;
 
-	fr = e->old_rise_allocs ? (double)e->old_rise_frees / e->old_rise_allocs : 0;
+	fr = row->old_rise_allocs ? (double)row->old_rise_frees / row->old_rise_allocs : 0;
 	seen = fr > t[R_LEAK_SEEN_FREE_SHARE];
-	old = e->old_objs > 0 && e->old_steps >= t[R_LEAK_MIN_STEPS] &&
-	      e->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
+	old = row->old_objs > 0 && row->old_steps >= t[R_LEAK_MIN_STEPS] &&
+	      row->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
 	      tracked_rise(e) >= t[R_LEAK_MIN_OBJECTS] &&
-	      (double)e->old_rise >= t[R_LEAK_MIN_SHARE] * (double)e->old_rise_allocs &&
-	      (double)e->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)e->old_rise &&
-	      e->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
+	      (double)row->old_rise >= t[R_LEAK_MIN_SHARE] * (double)row->old_rise_allocs &&
+	      (double)row->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)row->old_rise &&
+	      row->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
 	      rise_s >= (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
-	      e->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
+	      row->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
 	if (!old)
 		return LABEL_NONE;
-	growth = e->old_rise / rise_s;
+	growth = row->old_rise / rise_s;
 	span = rise_s;
 	snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s%s (frees/allocs %.2f)",
-		 (long long)e->old_objs, e->age_ns / 1e9, growth, span,
+		 (long long)row->old_objs, row->age_ns / 1e9, growth, span,
 		 seen ? " amid churn" : "", fr);
 	if (dom != DOM_SLAB) {
-		if (e->old_rise_dropped) {
+		if (row->old_rise_dropped) {
 			snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile: lost releases could make it",
 				 key, what);
 			return LABEL_NORMAL;
@@ -389,11 +399,11 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	}
 	/* objects owned by others (the slab allocator's own bookkeeping,
 	 * dentry names), freed with their owner: they follow it */
-	if (e->top_site && kview && kview->site_name) {
+	if (row->top_site && kview && kview->site_name) {
 		char sym[128];
 		size_t i;
 
-		kview->site_name(kview->ctx, e->top_site, sym, sizeof(sym));
+		kview->site_name(kview->ctx, row->top_site, sym, sizeof(sym));
 		for (i = 0; i < sizeof(owned_sites) / sizeof(owned_sites[0]); i++) {
 			size_t len = strlen(owned_sites[i].site);
 
@@ -428,17 +438,17 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	 * contradict a rise larger than the objects it cannot see, or by
 	 * falling further than that (a smaller fall is the cache's other
 	 * users filling and emptying their slabs) */
-	coarse = !err && res > 0 && (double)e->old_rise <= (double)res &&
+	coarse = !err && res > 0 && (double)row->old_rise <= (double)res &&
 		 kgrowth * got >= -(double)res;
 	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
-		if (e->unseen_frees)
+		if (s->unseen_frees)
 			add(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
 		return LABEL_NORMAL;
 	}
 	/* unconfirmed, and frees may have been lost to full rings */
-	if (coarse && e->old_rise_dropped) {
+	if (coarse && row->old_rise_dropped) {
 		snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile and the kernel's count (in slabs hiding %ld) cannot confirm it: lost frees could make it",
 			 key, what, res);
 		return LABEL_NORMAL;
@@ -446,23 +456,23 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	/* unconfirmed: trust the events where they see the key's frees
 	 * (nothing unseen), or the part of the rise past the key's start-up:
 	 * it must last as long as a rise must, after the start-up is over */
-	startup = e->old_warmup_s < t[R_LEAK_MIN_WARMUP_S] ?
-		  t[R_LEAK_MIN_WARMUP_S] - e->old_warmup_s : 0;
+	startup = row->old_warmup_s < t[R_LEAK_MIN_WARMUP_S] ?
+		  t[R_LEAK_MIN_WARMUP_S] - row->old_warmup_s : 0;
 	if (coarse && rise_s - startup < (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
-	    (fr < t[R_LEAK_CONFIRM_FREE_SHARE] || e->unseen_frees)) {
+	    (fr < t[R_LEAK_CONFIRM_FREE_SHARE] || s->unseen_frees)) {
 		snprintf(reason, n, "normal: %s %s, %.1f s after the key's first event: start-up growth that the kernel's count (in slabs hiding %ld) cannot confirm",
-			 key, what, e->old_warmup_s, res);
+			 key, what, row->old_warmup_s, res);
 		return LABEL_NORMAL;
 	}
 	snprintf(reason, n, "leak: %s %s", key, what);
 	if (coarse)
 		add(reason, n, "; cache %s %+.0f/s over %.1f s, too coarse to see %lld objects (slabs hide %ld)",
-		    key, kgrowth, got, (long long)e->old_rise, res);
+		    key, kgrowth, got, (long long)row->old_rise, res);
 	else if (!err)
 		add(reason, n, "; cache %s %+.0f/s over %.1f s", key, kgrowth, got);
 	else
 		add(reason, n, "; no kernel count of this cache to check");
-	if (e->unseen_frees)
+	if (s->unseen_frees)
 		add(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
 	add_site(e, kview, reason, n);
 	return LABEL_LEAK;
@@ -472,6 +482,8 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 				   const struct fvec *f, const struct evidence *e,
 				   const struct kview *kview, char *reason, size_t n)
 {
+	const struct wrow *row = e->r;
+	const struct wslot *s = row->s;
 	const double *t = r->v;
 	double locality = f->raw[FEAT_LOCALITY];
 	enum cs_label l;
@@ -481,9 +493,9 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	/* a file (pool) is thrashing for as long as its recent windows say
 	 * so, including windows that inserted pages (used blocks) without a
 	 * refault */
-	if ((e->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE]) ||
-	    ((e->page_adds || (dom == DOM_KV && e->ops)) && e->recent_page_adds &&
-	     e->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds)) {
+	if ((s->refault_pages && e->refault_share >= t[R_THRASH_REFAULT_SHARE]) ||
+	    ((s->page_adds || (dom == DOM_KV && e->ops)) && row->recent_page_adds &&
+	     row->recent_refault_pages >= t[R_THRASH_REFAULT_SHARE] * row->recent_page_adds)) {
 		l = classify_refaults(r, dom, key, e, kview, reason, n);
 		if (l != LABEL_NORMAL)
 			return l;
@@ -500,37 +512,37 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	 * CPU), nor what another process frees on its CPU: a server's
 	 * replies read by its clients, the I/O between programs, cross CPUs
 	 * wherever the scheduler puts the two */
-	handoff = e->remote_frees && !e->family && e->recent_locality < t[R_FS_MAX_LOCALITY] &&
-		  e->recent_windows >= t[R_FS_MIN_WINDOWS] &&
-		  e->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
-		  e->remote_frees >= t[R_FS_MIN_REMOTE_FREES] * sample_of(e) &&
-		  e->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
-		  e->key_lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS];
-	if (handoff && e->recent_own_share >= t[R_FS_MIN_OWN_SHARE]) {
-		fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
+	handoff = s->remote_frees && !e->family && row->recent_locality < t[R_FS_MAX_LOCALITY] &&
+		  row->recent_windows >= t[R_FS_MIN_WINDOWS] &&
+		  row->same_size_share >= t[R_FS_MIN_SAME_SIZE] &&
+		  s->remote_frees >= t[R_FS_MIN_REMOTE_FREES] * sample_of(e) &&
+		  row->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
+		  row->key_lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS];
+	if (handoff && row->recent_own_share >= t[R_FS_MIN_OWN_SHARE]) {
+		fmt_ns(life, sizeof(life), row->lifetime_p50_ns);
 		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s; %.0f%% over its last %u windows, %.0f%% of those by its own threads), %.0f%% of allocs one size, median lifetime %s",
-			 key, 100 * (1 - locality), (unsigned long long)(e->frees - e->unseen_frees),
-			 e->remote_frees / e->window_s, 100 * (1 - e->recent_locality),
-			 e->recent_windows, 100 * e->recent_own_share,
-			 100 * e->same_size_share, life);
-		if (e->unseen_frees)
+			 key, 100 * (1 - locality), (unsigned long long)(s->frees - s->unseen_frees),
+			 s->remote_frees / e->window_s, 100 * (1 - row->recent_locality),
+			 row->recent_windows, 100 * row->recent_own_share,
+			 100 * row->same_size_share, life);
+		if (s->unseen_frees)
 			add(reason, n, "; %llu frees unseen (CPU unknown)",
-			    (unsigned long long)e->unseen_frees);
+			    (unsigned long long)s->unseen_frees);
 		add_site(e, kview, reason, n);
 		return LABEL_FALSE_SHARING;
 	}
-	if (e->refault_pages && (e->refault_share >= t[R_THRASH_REFAULT_SHARE] ||
-				 (e->recent_page_adds && e->recent_refault_pages >=
-				  t[R_THRASH_REFAULT_SHARE] * e->recent_page_adds)))
+	if (s->refault_pages && (e->refault_share >= t[R_THRASH_REFAULT_SHARE] ||
+				 (row->recent_page_adds && row->recent_refault_pages >=
+				  t[R_THRASH_REFAULT_SHARE] * row->recent_page_adds)))
 		return LABEL_NORMAL;	/* the cold re-read's reason stands */
-	fmt_ns(life, sizeof(life), e->lifetime_p50_ns);
+	fmt_ns(life, sizeof(life), row->lifetime_p50_ns);
 	snprintf(reason, n, "normal: %s %.0f ops/s, locality %.2f, live %+.0f/s, median lifetime %s",
-		 key, f->raw[FEAT_FREQ], locality, e->growth_per_s, life);
-	if (e->unseen_frees)
-		add(reason, n, ", %llu unseen frees", (unsigned long long)e->unseen_frees);
+		 key, f->raw[FEAT_FREQ], locality, row->growth_per_s, life);
+	if (s->unseen_frees)
+		add(reason, n, ", %llu unseen frees", (unsigned long long)s->unseen_frees);
 	if (handoff)
 		add(reason, n, "; %.0f%% freed on other CPUs over its last %u windows, %.0f%% of those by its own threads (the rest by other processes: I/O between programs)",
-		    100 * (1 - e->recent_locality), e->recent_windows, 100 * e->recent_own_share);
+		    100 * (1 - row->recent_locality), row->recent_windows, 100 * row->recent_own_share);
 	return LABEL_NORMAL;
 }
 
@@ -538,12 +550,13 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
  * an anomaly: the host-GPU join, in words. */
 static void gpu_evidence(const struct evidence *e, char *reason, size_t n)
 {
+	const struct wrow *row = e->r;
 	size_t len = strlen(reason);
 
-	if ((!e->gpu_kernel_ns && !e->gpu_copy_bytes) || len + 1 >= n)
+	if ((!row->tgid_gpu_kernel_ns && !row->tgid_gpu_copy_bytes) || len + 1 >= n)
 		return;
 	snprintf(reason + len, n - len, "; GPU meanwhile: %.1f ms kernels (%.1f ms KV), %.2f MB copied",
-		 e->gpu_kernel_ns / 1e6, e->gpu_kv_kernel_ns / 1e6, e->gpu_copy_bytes / 1e6);
+		 row->tgid_gpu_kernel_ns / 1e6, row->tgid_gpu_kv_kernel_ns / 1e6, row->tgid_gpu_copy_bytes / 1e6);
 }
 
 enum cs_label classify(const struct rules *r, int dom, const char *key,

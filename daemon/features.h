@@ -33,50 +33,18 @@ enum feat_dim {
 #define FEAT_MIN_RISE_S		1.0
 
 struct evidence {
+	/* the row: its window's counts (r->s) and the evidence its key's
+	 * history gave it (struct wrow, window.h); read, not copied */
+	const struct wrow *r;
+	/* what the features derive from it */
 	double window_s;		/* length of the window */
 	bool family;			/* the key is a family of young processes */
 	uint64_t ops;			/* allocs + frees, or page adds + deletes */
-	uint64_t allocs, frees;
-	int64_t live_objs, live_bytes;
-	double growth_per_s;
-	uint32_t grew_windows;
 	double free_ratio;		/* frees / allocs (1 with no allocs) */
-	uint64_t lifetime_p50_ns;
-	uint64_t key_lifetime_p50_ns;	/* over the key's recent history */
-	uint64_t remote_frees;
-	uint64_t unseen_frees;		/* frees no tracepoint reported (address reuse) */
 	uint32_t sample;		/* slab: each tracked object stood for this many
 					 * (the rules' minimum counts of objects are
 					 * of tracked ones: times this) */
-	double same_size_share;
-	uint64_t top_site;		/* busiest call site (slab), 0 if none */
-	/* the age test: live objects older than age_ns, and how much that old
-	 * population rose over old_rise_s seconds without falling */
-	uint64_t age_ns;
-	int64_t old_objs, old_rise;
-	/* tracked objects (records) behind old_rise; 0: not known (rows read
-	 * back from CSV), then old_rise / sample stands for it */
-	int64_t old_rise_tracked;
-	double old_rise_s, old_quiet_s, old_warmup_s;
-	uint32_t old_steps;
-	int64_t old_max_step;
-	double recent_locality;	/* over the key's last windows with frees */
-	double recent_own_share;	/* of their remote frees: by the process's
-					 * own threads */
-	uint32_t recent_windows;
-	uint64_t old_rise_allocs, old_rise_frees;
-	bool old_rise_dropped;		/* records dropped since the rise began */
-	uint64_t page_adds, page_dels;
-	uint64_t refaults, refault_pages, repeat_pages;
 	double refault_share;		/* refault pages / page adds */
-	uint64_t refault_dist_p50;
-	/* persistence: refaults of the recent windows */
-	uint64_t recent_page_adds, recent_refault_pages, recent_repeat_pages;
-	uint32_t refault_windows;
-	double refault_span_s;
-	double refault_quiet_s;		/* since the last window with refaults */
-	/* the process's GPU work in the same window (the host-GPU join) */
-	uint64_t gpu_kernel_ns, gpu_kv_kernel_ns, gpu_copy_bytes;
 };
 
 struct fvec {

@@ -15,6 +15,8 @@
 static struct rules rules;
 static struct fvec f;
 static struct evidence e;
+static struct wrow row;	/* e.r */
+static struct wslot slot;	/* row.s */
 static char reason[384];
 
 /* The kernel's count as the test sets it. */
@@ -82,12 +84,16 @@ static int setup(void **state)
 	rules_defaults(&rules);
 	memset(&f, 0, sizeof(f));
 	memset(&e, 0, sizeof(e));
+	memset(&row, 0, sizeof(row));
+	memset(&slot, 0, sizeof(slot));
+	e.r = &row;
+	row.s = &slot;
 	f.raw[FEAT_LOCALITY] = 1.0;
 	f.raw[FEAT_FREQ] = 1000;
-	e.allocs = 100;
-	e.frees = 100;
+	slot.allocs = 100;
+	slot.frees = 100;
 	e.free_ratio = 1.0;
-	e.lifetime_p50_ns = 1000000;
+	row.lifetime_p50_ns = 1000000;
 	e.window_s = 0.1;
 	kgrowth = 0;
 	kerr = 0;
@@ -107,16 +113,16 @@ static void classify__ordinary_churn__normal(void **state)
 /* A file that keeps coming back: refaults over seconds, pages back again. */
 static void thrashing_file(void)
 {
-	e.page_adds = 512;
-	e.refault_pages = 500;
-	e.repeat_pages = 400;
+	slot.page_adds = 512;
+	slot.refault_pages = 500;
+	slot.repeat_pages = 400;
 	e.refault_share = 500.0 / 512;
-	e.refault_dist_p50 = 42;
-	e.recent_page_adds = 9500;
-	e.recent_refault_pages = 9000;
-	e.recent_repeat_pages = 7200;
-	e.refault_windows = 25;
-	e.refault_span_s = 3.2;
+	row.refault_dist_p50 = 42;
+	row.recent_page_adds = 9500;
+	row.recent_refault_pages = 9000;
+	row.recent_repeat_pages = 7200;
+	row.refault_windows = 25;
+	row.refault_span_s = 3.2;
 }
 
 static void classify__refaults_repeat_for_seconds__thrash_with_numbers(void **state)
@@ -126,28 +132,28 @@ static void classify__refaults_repeat_for_seconds__thrash_with_numbers(void **st
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
 	assert_string_equal(reason, "thrash: 254:0:12 500 of 512 inserted pages refaulted (98%); 9000 refaulted over 3.2 s, 80% of them back a second time or more; median refault distance 42 evictions");
 	/* a window of the thrashing file with no refault of its own */
-	e.refault_pages = 0;
-	e.repeat_pages = 0;
+	slot.refault_pages = 0;
+	slot.repeat_pages = 0;
 	e.refault_share = 0;
-	e.refault_quiet_s = 0.4;
+	row.refault_quiet_s = 0.4;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
 	assert_int_equal(label(DOM_KV, "kv-pool"), LABEL_THRASH);
 	/* the refaults stopped 1.5 s ago: it thrashed, it does not now (a
 	 * pool after its thrashing phase, the file's history still full) */
-	e.refault_quiet_s = 1.5;
+	row.refault_quiet_s = 1.5;
 	assert_int_equal(label(DOM_KV, "kv-pool"), LABEL_NORMAL);
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
-	e.refault_quiet_s = 0;
+	row.refault_quiet_s = 0;
 	/* a few refaults in a large insert stream are not thrash */
 	thrashing_file();
-	e.recent_page_adds = 60000;
-	e.refault_pages = 100;
+	row.recent_page_adds = 60000;
+	slot.refault_pages = 100;
 	e.refault_share = 100.0 / 512;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	/* nor is a high share of very few pages */
 	thrashing_file();
-	e.recent_refault_pages = 20;
-	e.recent_repeat_pages = 20;
+	row.recent_refault_pages = 20;
+	row.recent_repeat_pages = 20;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 }
 
@@ -156,20 +162,20 @@ static void classify__one_cold_pass_after_eviction__normal_cold_reread(void **st
 	(void)state;
 	thrashing_file();
 	/* every page back once: a drop_caches, then one read */
-	e.repeat_pages = 0;
-	e.recent_repeat_pages = 0;
-	e.refault_pages = 318;
+	slot.repeat_pages = 0;
+	row.recent_repeat_pages = 0;
+	slot.refault_pages = 318;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "normal: 254:0:12 cold re-read: 318 pages refaulted once"));
 	/* repeats, but all within a moment: one burst, not persistence */
 	thrashing_file();
-	e.refault_span_s = 0.3;
+	row.refault_span_s = 0.3;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "normal: 254:0:12 refaults not sustained: 500 pages"));
 	/* once each, far: evicted with a whole cache (drop_caches) */
 	thrashing_file();
-	e.recent_repeat_pages = 0;
-	e.refault_dist_p50 = 300000;
+	row.recent_repeat_pages = 0;
+	row.refault_dist_p50 = 300000;
 	lru_pages = 100000;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "median refault distance 300000 evictions of 100000 file LRU pages)"));
@@ -181,18 +187,18 @@ static void classify__pages_back_soon_and_again__thrash_by_distance_and_repeats(
 	/* pages back again and again, soon after their eviction: the
 	 * kernel's workingset test says a larger cache would keep them */
 	thrashing_file();
-	e.refault_dist_p50 = 96;
+	row.refault_dist_p50 = 96;
 	lru_pages = 100000;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_THRASH);
 	assert_non_null(strstr(reason, "80% of them back a second time or more; median refault distance 96 evictions of 100000 file LRU pages"));
 	/* each back once, however soon, for seconds: one pass over pages
 	 * proactive reclaim took (a program's libraries at its start) */
-	e.recent_repeat_pages = 0;
+	row.recent_repeat_pages = 0;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "cold re-read"));
 	/* again and again, but from far: a larger cache would not keep them */
-	e.recent_repeat_pages = 7200;
-	e.refault_dist_p50 = 60000;
+	row.recent_repeat_pages = 7200;
+	row.refault_dist_p50 = 60000;
 	assert_int_equal(label(DOM_PAGE, "254:0:12"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "normal: 254:0:12 refaults from far"));
 	/* without the kernel's LRU size the repeats decide */
@@ -203,37 +209,37 @@ static void classify__pages_back_soon_and_again__thrash_by_distance_and_repeats(
 /* A pure leak: objects never freed, their old population rising for 9 s. */
 static void leaking_fds(void)
 {
-	e.frees = 0;
+	slot.frees = 0;
 	e.free_ratio = 0;
-	e.growth_per_s = 330;
-	e.live_objs = 3000;
-	e.age_ns = 1000000000;
-	e.old_objs = 2640;
-	e.old_rise = 2640;
-	e.old_rise_s = 8.0;
-	e.old_steps = 32;
-	e.old_max_step = 120;
-	e.old_rise_allocs = 3000;
-	e.old_rise_frees = 0;
+	row.growth_per_s = 330;
+	row.live_objs = 3000;
+	row.age_ns = 1000000000;
+	row.old_objs = 2640;
+	row.old_rise = 2640;
+	row.old_rise_s = 8.0;
+	row.old_steps = 32;
+	row.old_max_step = 120;
+	row.old_rise_allocs = 3000;
+	row.old_rise_frees = 0;
 }
 
 static void classify__old_objects_never_freed_kernel_agrees__leak(void **state)
 {
 	(void)state;
 	leaking_fds();
-	e.top_site = 0xffffffff81234567ull;
+	row.top_site = 0xffffffff81234567ull;
 	kgrowth = 320;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	assert_string_equal(kasked, "filp");
 	assert_string_equal(reason, "leak: filp 2640 objects older than 1.0 s, +330/s for 8.0 s (frees/allocs 0.00); cache filp +320/s over 8.0 s, hot site alloc_empty_file+0x4a");
 	/* never freed for less than 8 s: kfree_rcu may still hold the frees */
-	e.old_rise_s = 6.0;
-	e.old_rise = 1980;
+	row.old_rise_s = 6.0;
+	row.old_rise = 1980;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	/* nor growth of objects none of which is old yet (TIME_WAIT sockets
 	 * before their 60 s, a warm-up) */
 	leaking_fds();
-	e.old_objs = 0;
+	row.old_objs = 0;
 	assert_int_equal(label(DOM_SLAB, "tw_sock_TCP"), LABEL_NORMAL);
 	assert_true(rules_expiry_ns("tw_sock_TCP") >= 60000000000ull);
 	assert_int_equal(rules_expiry_ns("filp"), 0);
@@ -248,24 +254,24 @@ static void classify__old_objects_never_freed_kernel_agrees__leak(void **state)
 	assert_int_equal(label(DOM_SLAB, "vmap_area"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "vmalloc areas the kernel frees lazily"));
 	/* the slab allocator's vectors for other caches' new slabs */
-	e.top_site = 0xffffffff81300058ull;
+	row.top_site = 0xffffffff81300058ull;
 	assert_int_equal(label(DOM_SLAB, "kmalloc-512"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "allocated by alloc_slab_obj_exts+0x58 for other caches' slabs"));
 	/* long names of new files' dentries (a fuzzer writing its corpus):
 	 * cached with their dentries, which the dentry key judges */
-	e.top_site = 0xffffffff81400170ull;
+	row.top_site = 0xffffffff81400170ull;
 	assert_int_equal(label(DOM_SLAB, "kmalloc-96"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "allocated by __d_alloc+0x170 as dentry names"));
 	/* not the dentries themselves, from the same function */
 	assert_int_equal(label(DOM_SLAB, "dentry"), LABEL_LEAK);
 	/* a file's security blob follows its file */
-	e.top_site = 0xffffffff81500027ull;
+	row.top_site = 0xffffffff81500027ull;
 	assert_int_equal(label(DOM_SLAB, "lsm_file_cache"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "allocated by security_file_alloc+0x27 for files: freed with them (see the filp key)"));
-	e.top_site = 0;
+	row.top_site = 0;
 	/* a warm-up that ended: no rise for the last 3 s */
 	leaking_fds();
-	e.old_quiet_s = 3;
+	row.old_quiet_s = 3;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 }
 
@@ -273,8 +279,8 @@ static void classify__growth_the_kernel_does_not_see__normal_unseen_frees(void *
 {
 	(void)state;
 	leaking_fds();
-	e.allocs = 1000;
-	e.unseen_frees = 120;
+	slot.allocs = 1000;
+	slot.unseen_frees = 120;
 	kgrowth = 3;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
 	assert_string_equal(reason, "normal: skbuff_head_cache 2640 objects older than 1.0 s, +330/s for 8.0 s (frees/allocs 0.00) by events, but the kernel's count of cache skbuff_head_cache +3/s over 8.0 s: frees the tracepoints did not see (unseen frees 12% of allocs)");
@@ -298,18 +304,18 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 {
 	(void)state;
 	/* 1000 allocs/s, 5 % kept: frees/allocs 0.95, old population +50/s */
-	e.allocs = 100;
-	e.frees = 95;
+	slot.allocs = 100;
+	slot.frees = 95;
 	e.free_ratio = 0.95;
-	e.growth_per_s = 50;
-	e.age_ns = 1000000000;
-	e.old_objs = 100;
-	e.old_rise = 100;
-	e.old_rise_s = 2.0;
-	e.old_steps = 8;
-	e.old_max_step = 13;
-	e.old_rise_allocs = 3000;
-	e.old_rise_frees = 2850;
+	row.growth_per_s = 50;
+	row.age_ns = 1000000000;
+	row.old_objs = 100;
+	row.old_rise = 100;
+	row.old_rise_s = 2.0;
+	row.old_steps = 8;
+	row.old_max_step = 13;
+	row.old_rise_allocs = 3000;
+	row.old_rise_frees = 2850;
 	kgrowth = 48;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	assert_string_equal(reason, "leak: filp 100 objects older than 1.0 s, +50/s for 2.0 s amid churn (frees/allocs 0.95); cache filp +48/s over 2.0 s");
@@ -321,39 +327,39 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	/* where the records behind the rise are known, they count: objects
 	 * tracked one by one before the sampling went up to 1 in 64 */
 	e.sample = 64;
-	e.old_rise_tracked = 90;
+	row.old_rise_tracked = 90;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
-	e.old_rise_tracked = 6;
+	row.old_rise_tracked = 6;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
-	e.old_rise_tracked = 0;
+	row.old_rise_tracked = 0;
 	e.sample = 0;
 	/* 100 objects left over from 30 000 skb allocs: a residue of churn
 	 * (buffers queued in sockets), not a leak */
-	e.old_rise_allocs = 30000;
-	e.old_rise_frees = 29900;
+	row.old_rise_allocs = 30000;
+	row.old_rise_frees = 29900;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
-	e.old_rise_allocs = 3000;
-	e.old_rise_frees = 2850;
+	row.old_rise_allocs = 3000;
+	row.old_rise_frees = 2850;
 	/* a handful of objects is no leak, however steady */
-	e.old_objs = 6;
-	e.old_rise = 6;
-	e.old_rise_s = 4.0;
-	e.old_steps = 6;
-	e.old_max_step = 1;
+	row.old_objs = 6;
+	row.old_rise = 6;
+	row.old_rise_s = 4.0;
+	row.old_steps = 6;
+	row.old_max_step = 1;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	/* a rise the kernel's slab-sized count cannot show: not contradicted */
-	e.old_objs = 30;
-	e.old_rise = 30;
-	e.old_rise_s = 4.0;
-	e.old_steps = 16;
-	e.growth_per_s = 7;
-	e.old_warmup_s = 20;
+	row.old_objs = 30;
+	row.old_rise = 30;
+	row.old_rise_s = 4.0;
+	row.old_steps = 16;
+	row.growth_per_s = 7;
+	row.old_warmup_s = 20;
 	kgrowth = 0;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	assert_non_null(strstr(reason, "; cache filp +0/s over 4.0 s, too coarse to see 30 objects (slabs hide 84)"));
 	/* the same with records lost to full rings meanwhile: a lost free
 	 * leaves its object live, and the kernel cannot say otherwise */
-	e.old_rise_dropped = true;
+	row.old_rise_dropped = true;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "records were dropped meanwhile"));
 	/* where the kernel's count confirms it, drops do not matter */
@@ -362,32 +368,32 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	kgrowth = 0;
 	kres = 84;
-	e.old_rise_dropped = false;
+	row.old_rise_dropped = false;
 	/* nor in a process's first seconds: its footprint grows as it starts
 	 * (a compiler's VMAs, two thirds of them freed again) ... */
-	e.old_warmup_s = 0.5;
-	e.old_rise_frees = 2000;
+	row.old_warmup_s = 0.5;
+	row.old_rise_frees = 2000;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "start-up growth"));
 	/* ... unless the events see its frees: then they are believed */
-	e.old_rise_frees = 2850;
+	row.old_rise_frees = 2850;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
-	e.unseen_frees = 3;
+	slot.unseen_frees = 3;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
-	e.unseen_frees = 0;
+	slot.unseen_frees = 0;
 	/* ... or unless it goes on past the start-up: a rise from 0.5 s that
 	 * lasts 7.5 s has lasted 3 s after the first 5 s */
-	e.old_rise_frees = 2000;
-	e.old_rise_s = 7.5;
-	e.old_steps = 30;
+	row.old_rise_frees = 2000;
+	row.old_rise_s = 7.5;
+	row.old_steps = 30;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
-	e.old_rise_s = 6.0;
+	row.old_rise_s = 6.0;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "start-up growth"));
-	e.old_rise_s = 4.0;
-	e.old_steps = 16;
-	e.old_rise_frees = 2850;
-	e.old_warmup_s = 20;
+	row.old_rise_s = 4.0;
+	row.old_steps = 16;
+	row.old_rise_frees = 2850;
+	row.old_warmup_s = 20;
 	/* nor when the count falls meanwhile by more than it can hide
 	 * (-30/s over 4 s: 120 objects, slabs hide 84) ... */
 	kgrowth = -30;
@@ -401,39 +407,39 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	kres = 20;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	kres = 84;
-	e.old_rise_s = 2.0;
-	e.old_steps = 8;
+	row.old_rise_s = 2.0;
+	row.old_steps = 8;
 	/* balanced churn: nothing grows old */
-	e.old_objs = 0;
-	e.old_rise = 0;
+	row.old_objs = 0;
+	row.old_rise = 0;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	/* a few long-lived objects, then flat: too few to be a leak */
-	e.old_objs = 3;
-	e.old_rise = 3;
+	row.old_objs = 3;
+	row.old_rise = 3;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	/* four steps over 6 s: a flat stretch and a late burst */
-	e.old_rise_s = 6.2;
-	e.old_rise = 33;
-	e.old_steps = 4;
-	e.old_max_step = 11;
+	row.old_rise_s = 6.2;
+	row.old_rise = 33;
+	row.old_steps = 4;
+	row.old_max_step = 11;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
-	e.old_rise_s = 2.0;
-	e.old_rise = 100;
-	e.old_steps = 8;
-	e.old_max_step = 13;
+	row.old_rise_s = 2.0;
+	row.old_rise = 100;
+	row.old_steps = 8;
+	row.old_max_step = 13;
 	/* a few steps, but one of them carries most of the rise: a burst
 	 * (children not reaped yet), not a steady leak */
-	e.old_max_step = 60;
+	row.old_max_step = 60;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
-	e.old_max_step = 13;
+	row.old_max_step = 13;
 	/* objects that came in one burst and grew old together */
-	e.old_objs = 100;
-	e.old_rise = 100;
-	e.old_steps = 1;
+	row.old_objs = 100;
+	row.old_rise = 100;
+	row.old_steps = 1;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
-	e.old_steps = 8;
+	row.old_steps = 8;
 	/* rising, but not for long enough yet */
-	e.old_rise_s = 1.2;
+	row.old_rise_s = 1.2;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 }
 
@@ -441,72 +447,72 @@ static void classify__remote_frees_of_one_size__false_sharing(void **state)
 {
 	(void)state;
 	f.raw[FEAT_LOCALITY] = 0.02;
-	e.frees = 4500;
-	e.remote_frees = 4410;
-	e.same_size_share = 1.0;
-	e.lifetime_p50_ns = 23000;
-	e.key_lifetime_p50_ns = 19000;
-	e.recent_locality = 0.03;
-	e.recent_windows = 10;
-	e.recent_own_share = 0.99;
+	slot.frees = 4500;
+	slot.remote_frees = 4410;
+	row.same_size_share = 1.0;
+	row.lifetime_p50_ns = 23000;
+	row.key_lifetime_p50_ns = 19000;
+	row.recent_locality = 0.03;
+	row.recent_windows = 10;
+	row.recent_own_share = 0.99;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_FALSE_SHARING);
 	assert_string_equal(reason, "false_sharing: skbuff_head_cache 98% of 4500 frees on another CPU than the alloc (44100/s; 97% over its last 10 windows, 99% of those by its own threads), 100% of allocs one size, median lifetime 23.0 us");
 	/* the same frees by another process on its CPU (a server's replies
 	 * read by a client, or freed in the softirq that interrupted it):
 	 * the I/O between two programs, wherever the scheduler puts them */
-	e.recent_own_share = 0.04;
+	row.recent_own_share = 0.04;
 	assert_int_equal(label(DOM_SLAB, "skbuff_small_head"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "; 97% freed on other CPUs over its last 10 windows, 4% of those by its own threads (the rest by other processes: I/O between programs)"));
 	rules.v[R_FS_MIN_OWN_SHARE] = 0;
 	assert_int_equal(label(DOM_SLAB, "skbuff_small_head"), LABEL_FALSE_SHARING);
 	rules.v[R_FS_MIN_OWN_SHARE] = 0.5;
-	e.recent_own_share = 0.5;
+	row.recent_own_share = 0.5;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_FALSE_SHARING);
 	/* one window of it, as the scheduler moves a server's threads: the
 	 * last second's locality is what counts */
-	e.recent_locality = 0.45;
+	row.recent_locality = 0.45;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
-	e.recent_locality = 0.03;
+	row.recent_locality = 0.03;
 	/* a family of processes younger than a second (a shell loop): what a
 	 * child hands its parent as it exits (sigqueue) is not it */
 	e.family = true;
 	assert_int_equal(label(DOM_SLAB, "sigqueue"), LABEL_NORMAL);
 	e.family = false;
 	/* the key's first windows: too few to tell */
-	e.recent_locality = 0.03;
-	e.recent_windows = 4;
+	row.recent_locality = 0.03;
+	row.recent_windows = 4;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_NORMAL);
-	e.recent_windows = 10;
+	row.recent_windows = 10;
 	/* mixed sizes: not the one-line pattern */
-	e.same_size_share = 0.5;
+	row.same_size_share = 0.5;
 	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 	/* a few remote frees, as when a forked child exits elsewhere */
-	e.same_size_share = 1.0;
-	e.remote_frees = 5;
+	row.same_size_share = 1.0;
+	slot.remote_frees = 5;
 	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 	/* 16 estimated from two tracked objects at 1 in 8 (a busy server's
 	 * request socks): too few seen to tell; 16 seen ones are enough */
-	e.remote_frees = 16;
-	e.frees = 16;
+	slot.remote_frees = 16;
+	slot.frees = 16;
 	e.sample = 8;
 	assert_int_equal(label(DOM_SLAB, "request_sock_TCP"), LABEL_NORMAL);
 	e.sample = 1;
 	assert_int_equal(label(DOM_SLAB, "request_sock_TCP"), LABEL_FALSE_SHARING);
 	e.sample = 0;
-	e.frees = 4500;
+	slot.frees = 4500;
 	/* many, but of objects that lived for seconds: a teardown, not ping-pong */
-	e.remote_frees = 4410;
-	e.lifetime_p50_ns = 5000000000ull;
+	slot.remote_frees = 4410;
+	row.lifetime_p50_ns = 5000000000ull;
 	assert_int_equal(label(DOM_SLAB, "x"), LABEL_NORMAL);
 	/* a window of short lives in a key whose objects live long (bios
 	 * completed on another CPU) */
-	e.lifetime_p50_ns = 65535;
-	e.key_lifetime_p50_ns = 3145728;
+	row.lifetime_p50_ns = 65535;
+	row.key_lifetime_p50_ns = 3145728;
 	assert_int_equal(label(DOM_SLAB, "bio-184"), LABEL_NORMAL);
 	/* a hand-off through a socket lives as long as its reader takes to
 	 * wake: 64-128 us on a VM is still one */
-	e.lifetime_p50_ns = 101682;
-	e.key_lifetime_p50_ns = 99433;
+	row.lifetime_p50_ns = 101682;
+	row.key_lifetime_p50_ns = 99433;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_FALSE_SHARING);
 }
 
@@ -515,7 +521,7 @@ static void classify__fast_churn_short_lives__normal(void **state)
 	(void)state;
 	/* short-lived objects at a high rate are what a slab cache is for */
 	f.raw[FEAT_FREQ] = 250000;
-	e.lifetime_p50_ns = 2100;
+	row.lifetime_p50_ns = 2100;
 	assert_int_equal(label(DOM_SLAB, "kmalloc-64"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "normal: kmalloc-64 250000 ops/s"));
 }
@@ -528,11 +534,11 @@ static void classify__several_rules_hold__refault_thrash_first(void **state)
 	kgrowth = 2000;
 	assert_int_equal(label(DOM_KV, "k"), LABEL_THRASH);
 	/* a cold re-read does not hide a leak */
-	e.recent_repeat_pages = 0;
+	row.recent_repeat_pages = 0;
 	assert_int_equal(label(DOM_KV, "k"), LABEL_LEAK);
-	e.refault_pages = 0;
+	slot.refault_pages = 0;
 	e.refault_share = 0;
-	e.recent_refault_pages = 0;
+	row.recent_refault_pages = 0;
 	assert_int_equal(label(DOM_KV, "k"), LABEL_LEAK);
 }
 
@@ -540,15 +546,15 @@ static void classify__anomaly_of_a_gpu_process__reason_carries_gpu_work(void **s
 {
 	(void)state;
 	thrashing_file();
-	e.gpu_kernel_ns = 12500000;
-	e.gpu_kv_kernel_ns = 3000000;
-	e.gpu_copy_bytes = 2000000;
+	row.tgid_gpu_kernel_ns = 12500000;
+	row.tgid_gpu_kv_kernel_ns = 3000000;
+	row.tgid_gpu_copy_bytes = 2000000;
 	assert_int_equal(label(DOM_KV, "kv-pool-gpu"), LABEL_THRASH);
 	assert_non_null(strstr(reason, "evictions; GPU meanwhile: 12.5 ms kernels (3.0 ms KV), 2.00 MB copied"));
 	/* a normal vector says nothing of the GPU */
-	e.refault_pages = 0;
+	slot.refault_pages = 0;
 	e.refault_share = 0;
-	e.recent_refault_pages = 0;
+	row.recent_refault_pages = 0;
 	assert_int_equal(label(DOM_KV, "kv-pool-gpu"), LABEL_NORMAL);
 	assert_null(strstr(reason, "GPU"));
 	/* a short buffer stays terminated */

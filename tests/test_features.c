@@ -52,9 +52,9 @@ static void features_from_row__slab_window__scaled_by_fixed_ranges(void **state)
 	assert_true(fabs(f.v[FEAT_NUMA] - 0.25) < 1e-12);
 	assert_int_equal(e.ops, 1000);
 	assert_true(fabs(e.free_ratio - 400.0 / 600) < 1e-12);
-	assert_int_equal(e.live_objs, 200);
-	assert_int_equal(e.grew_windows, 7);
-	assert_true(e.growth_per_s == 2000);
+	assert_int_equal(e.r->live_objs, 200);
+	assert_int_equal(e.r->grew_windows, 7);
+	assert_true(e.r->growth_per_s == 2000);
 }
 
 static void features_from_row__extremes__clamped_to_unit_interval(void **state)
