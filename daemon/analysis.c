@@ -303,9 +303,9 @@ const struct vec_entry *analysis_add(struct analysis *a, const struct wrow *r,
 	e = &a->v[a->n];
 	memset(e, 0, sizeof(*e));
 	e->window = r->window;
-	e->key = r->acc->key;
-	memcpy(e->name, r->acc->name, sizeof(e->name));
-	memcpy(e->comm, r->acc->comm, sizeof(e->comm));
+	e->key = *r->key;
+	snprintf(e->name, sizeof(e->name), "%s", r->name);
+	snprintf(e->comm, sizeof(e->comm), "%s", r->comm);
 	e->f = f;
 	e->growth_per_s = r->growth_per_s;
 	e->grew_windows = r->grew_windows;

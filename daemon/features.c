@@ -15,15 +15,15 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 		       struct fvec *f, struct evidence *ev)
 {
 	const struct wslot *s = r->s;
-	bool page = r->acc->key.domain == DOM_PAGE;
+	bool page = r->key->domain == DOM_PAGE;
 	uint64_t ops = page ? s->page_adds + s->page_dels : s->allocs + s->frees;
 	double secs = (double)window_ns / 1e9;
 	struct evidence e = { 0 };
 	struct fvec v;
 
-	if (r->acc->key.domain == DOM_KV)	/* blocks taken, released, swapped */
+	if (r->key->domain == DOM_KV)	/* blocks taken, released, swapped */
 		ops += s->kv_swap_outs + s->kv_swap_ins;
-	if (r->acc->key.domain == DOM_GPU)	/* kernels, copies, (de)allocations */
+	if (r->key->domain == DOM_GPU)	/* kernels, copies, (de)allocations */
 		ops += s->gpu_kernels + s->gpu_copies;
 	/* a quiet key still makes a vector while its old objects pile up: a
 	 * slow leak is a few objects per window */
@@ -33,10 +33,10 @@ bool features_from_row(const struct wrow *r, uint64_t window_ns,
 
 	e.r = r;
 	e.window_s = secs;
-	e.family = tgid_is_family(r->acc->key.tgid);
+	e.family = tgid_is_family(r->key->tgid);
 	e.ops = ops;
 	e.free_ratio = s->allocs ? (double)s->frees / s->allocs : 1.0;
-	e.sample = r->acc->key.domain == DOM_SLAB ? 1u << s->max_shift : 1;
+	e.sample = r->key->domain == DOM_SLAB ? 1u << s->max_shift : 1;
 	e.refault_share = s->page_adds ? (double)s->refault_pages / s->page_adds : 0;
 
 	v.raw[FEAT_FREQ] = ops / secs;

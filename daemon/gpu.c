@@ -74,7 +74,7 @@ void gpu_join_row(const struct gpu_join *j, struct wrow *r)
 	unsigned int i;
 
 	for (i = 0; i < j->n; i++) {
-		if (j->sum[i].tgid != r->acc->key.tgid)
+		if (j->sum[i].tgid != r->key->tgid)
 			continue;
 		r->tgid_gpu_kernel_ns = j->sum[i].kernel_ns;
 		r->tgid_gpu_kv_kernel_ns = j->sum[i].kv_kernel_ns;

@@ -327,3 +327,46 @@ void history_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r)
 	r->growth_per_s = stats_slope(x, y, h->n);
 	r->grew_windows = h->grew_windows;
 }
+
+/* The age test at the end of the row's window; its threshold (age_ns). */
+static uint64_t history_age(struct obj_hist *oh, const struct history_step *st, struct wrow *r,
+			    int64_t *tracked)
+{
+	uint64_t end = r->start_ns + st->window_ns, p50, age;
+	uint32_t b;
+
+	for (b = 0; b < HIST_BUCKETS; b++)
+		oh->life_hist[b] += r->s->lifetime_hist[b];
+	if (++oh->life_windows % 100 == 0)
+		for (b = 0; b < HIST_BUCKETS; b++)
+			oh->life_hist[b] /= 2;
+	p50 = stats_log2_percentile(oh->life_hist, 0.5);
+	r->key_lifetime_p50_ns = p50;
+	if (st->aged) {
+		*tracked = 0;	/* not known: the estimate over the sample */
+		return r->age_ns;
+	}
+	age = st->age_min_ns > st->expiry_ns ? st->age_min_ns : st->expiry_ns;
+	if (st->age_lifetimes * (double)p50 > (double)age)
+		age = (uint64_t)(st->age_lifetimes * (double)p50);
+	r->age_ns = age;
+	r->old_objs = end > age ? history_old_objs(&oh->age, end - age) : 0;
+	*tracked = end > age ? history_old_tracked(&oh->age, end - age) : 0;
+	return age;
+}
+
+void history_row(struct obj_hist *oh, struct thist *th, const struct history_step *st,
+		 struct wrow *r)
+{
+	uint64_t end = r->start_ns + st->window_ns, age;
+	int64_t tracked;
+
+	history_growth(&oh->grow, st->window_ns, r);
+	age = history_age(oh, st, r, &tracked);
+	history_rise(&oh->rise, r, end, tracked, st->allocs, st->seen_frees, st->first_ns);
+	/* a free lost to a full ring leaves its object live for good: any
+	 * drop since the rise's objects were allocated may have made it */
+	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= oh->rise.start_ns;
+	history_locality(&oh->loc, r);
+	history_refaults(th, st->window_ns, r);
+}

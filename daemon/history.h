@@ -144,4 +144,32 @@ void history_refaults(struct thist *th, uint64_t window_ns, struct wrow *r);
 void history_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
 		  uint64_t allocs, uint64_t seen_frees, uint64_t first_ns);
 
+/* What one row's history step reads beyond the row and the key's history. */
+struct history_step {
+	uint64_t window_ns;
+	/* aged: the row holds age_ns and old_objs already (a row read from a
+	 * CSV: the daemon aged them, and its cohorts are not in the file);
+	 * else objects older than max(age_min_ns, expiry_ns, age_lifetimes x
+	 * the key's median lifetime) are old, counted from the key's cohorts */
+	bool aged;
+	uint64_t age_min_ns, expiry_ns;
+	double age_lifetimes;
+	/* the key's totals, this window's included, and its first event */
+	uint64_t allocs, seen_frees, first_ns;
+	/* records were dropped (rings full) before the row's window closed,
+	 * the last of them at last_drop_ns */
+	bool drops;
+	uint64_t last_drop_ns;
+};
+
+/* The history step of one closed row of a key: everything the rules read
+ * of the key's past, derived into r (growth, the key's median lifetime, the
+ * age test and the old population's rise, locality, refaults), and the row
+ * added to that past (oh; th: its file's or pool's refaults, NULL for none
+ * yet).  The window's lifetimes are r->s->lifetime_hist.  One sequence for
+ * the rows made from records (window.c) and those read from a CSV
+ * (tools/offline.c), so both derive the same evidence. */
+void history_row(struct obj_hist *oh, struct thist *th, const struct history_step *st,
+		 struct wrow *r);
+
 #endif

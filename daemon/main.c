@@ -242,8 +242,8 @@ static void on_row(const struct wrow *r, void *ctx)
 	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
 	if (v && v->label < LABEL_COUNT)
 		d->vectors[v->label]++;
-	if (v && d->driving && wl_is_workload(&d->wl, r->acc->key.tgid))
-		wl_tally(&d->wl, r->start_ns, r->acc->file[0] ? r->acc->file : r->acc->name,
+	if (v && d->driving && wl_is_workload(&d->wl, r->key->tgid))
+		wl_tally(&d->wl, r->start_ns, r->file[0] ? r->file : r->name,
 			 v->label);
 	if (d->csv || d->mem_csv)
 		rowcsv_row(d->csv ? d->csv : d->mem_csv, &(struct rowcsv_ctx){

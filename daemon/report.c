@@ -177,11 +177,11 @@ void report_snap_add(struct report_snap *s, const struct wrow *r)
 	if (array_room(&s->v, &s->cap, s->n, sizeof(*s->v), 256))
 		return;
 	sr = &s->v[s->n++];
-	snprintf(sr->domain, sizeof(sr->domain), "%s", domain_name(r->acc->key.domain));
-	memcpy(sr->name, r->acc->name, sizeof(sr->name));
-	memcpy(sr->file, r->acc->file, sizeof(sr->file));
-	memcpy(sr->comm, r->acc->comm, sizeof(sr->comm));
-	sr->tgid = r->acc->key.tgid;
+	snprintf(sr->domain, sizeof(sr->domain), "%s", domain_name(r->key->domain));
+	snprintf(sr->name, sizeof(sr->name), "%s", r->name);
+	snprintf(sr->file, sizeof(sr->file), "%s", r->file);
+	snprintf(sr->comm, sizeof(sr->comm), "%s", r->comm);
+	sr->tgid = r->key->tgid;
 	sr->allocs = r->s->allocs;
 	sr->frees = r->s->frees;
 	sr->page_adds = r->s->page_adds;

@@ -54,22 +54,22 @@ static void vector_fields(struct csv *c, const struct vec_entry *v)
 void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 		const struct vec_entry *v)
 {
-	const struct acc *a = r->acc;
+	const struct wkey *k = r->key;
 	const struct wslot *s = r->s;
 	const struct cgroup_info *cg;
-	bool workload = x->is_workload && x->is_workload(a->key.tgid, x->ctx);
+	bool workload = x->is_workload && x->is_workload(k->tgid, x->ctx);
 
 	csv_dbl(c, (double)(r->start_ns + x->real_off_ns) / NSEC_PER_SEC, 3);
 	csv_u64(c, r->window);
 	csv_u64(c, x->window_ms);
-	csv_str(c, domain_name(a->key.domain));
-	csv_str(c, a->name);
-	csv_str(c, a->file);
-	if (a->key.tgid == CS_TGID_OTHER || tgid_is_family(a->key.tgid))
+	csv_str(c, domain_name(k->domain));
+	csv_str(c, r->name);
+	csv_str(c, r->file);
+	if (k->tgid == CS_TGID_OTHER || tgid_is_family(k->tgid))
 		csv_str(c, "");
 	else
-		csv_u64(c, a->key.tgid);
-	csv_str(c, a->comm);
+		csv_u64(c, k->tgid);
+	csv_str(c, r->comm);
 	csv_str(c, workload ? "workload" : "system");
 	csv_u64(c, s->allocs);
 	csv_u64(c, s->frees);
@@ -102,7 +102,7 @@ void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 	csv_u64(c, s->repeat_pages);
 	csv_i64(c, r->old_objs);
 	csv_u64(c, r->age_ns / 1000000);
-	if (a->key.domain == DOM_SLAB && r->top_site) {
+	if (k->domain == DOM_SLAB && r->top_site) {
 		char sym[128];
 
 		ksyms_name(x->syms, r->top_site, sym, sizeof(sym));
@@ -110,11 +110,11 @@ void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 	} else {
 		csv_str(c, "");
 	}
-	csv_str(c, tgid_kind(a->key.tgid));
+	csv_str(c, tgid_kind(k->tgid));
 	csv_u64(c, x->window_drops);
-	csv_u64(c, a->key.domain == DOM_SLAB ? 1ull << s->max_shift : 1);
+	csv_u64(c, k->domain == DOM_SLAB ? 1ull << s->max_shift : 1);
 	csv_str(c, x->host);
-	cg = x->cg ? cgcache_get(x->cg, a->key.tgid, clock_ns(CLOCK_MONOTONIC)) : NULL;
+	cg = x->cg ? cgcache_get(x->cg, k->tgid, clock_ns(CLOCK_MONOTONIC)) : NULL;
 	csv_str(c, cg ? cg->path : "");
 	csv_str(c, cg ? cg->container : "");
 	csv_u64(c, s->own_remote_frees);

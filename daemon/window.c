@@ -28,8 +28,6 @@
 #include "kvpool.h"
 #include "window.h"
 
-#define GC_EVERY_WINDOWS 64
-#define GC_IDLE_NS (60 * NSEC_PER_SEC)
 /* a process's key idle this long is checked for the process's exit */
 #define GC_EXIT_CHECK_NS (5 * NSEC_PER_SEC)
 
@@ -91,52 +89,47 @@ void wtable_set_rules(struct wtable *wt, const struct wtable_rules *r)
 	wt->rules = *r;
 }
 
-/* The age test's evidence at the end of the row's window. */
-static void age_update(struct wtable *wt, struct acc *a, struct obj_hist *oh, struct wrow *r)
+/* The refault history a row of key a adds to: its file's (page keys: per
+ * file, whichever processes read it), or its own (kv keys), made at its
+ * first refault; NULL while there is none. */
+static struct thist *row_thist(struct wtable *wt, struct acc *a, const struct wrow *r)
+{
+	bool refaulted = r->s->refault_pages > 0;
+
+	if (a->key.domain == DOM_PAGE)
+		return history_file(&wt->files, a->key.id, a->key.dev, a->key.gen, refaulted);
+	if (!a->th && refaulted)
+		a->th = calloc(1, sizeof(*a->th));
+	return a->th;
+}
+
+/* The history step of key a's row r (history_row), with a's history or,
+ * for a page key, which has none, a zeroed one. */
+static void row_history(struct wtable *wt, struct acc *a, struct wrow *r)
 {
 	const struct wtable_rules *ru = &wt->rules;
-	uint64_t end = r->start_ns + wt->window_ns, p50, age;
-	int64_t tracked;
-	uint32_t b;
+	struct obj_hist none, *oh = a->oh;
 
-	for (b = 0; b < HIST_BUCKETS; b++)
-		oh->life_hist[b] += r->s->lifetime_hist[b];
-	if (++oh->life_windows % 100 == 0)
-		for (b = 0; b < HIST_BUCKETS; b++)
-			oh->life_hist[b] /= 2;
+	if (!oh) {
+		memset(&none, 0, sizeof(none));
+		oh = &none;
+	}
 	if (!oh->expiry_known) {
 		oh->expiry_ns = a->key.domain == DOM_SLAB && ru->expiry_ns ?
 				ru->expiry_ns(a->name) : 0;
 		oh->expiry_known = true;
 	}
-	p50 = stats_log2_percentile(oh->life_hist, 0.5);
-	r->key_lifetime_p50_ns = p50;
-	age = ru->age_min_ns > oh->expiry_ns ? ru->age_min_ns : oh->expiry_ns;
-	if (ru->age_lifetimes * (double)p50 > (double)age)
-		age = (uint64_t)(ru->age_lifetimes * (double)p50);
-	r->age_ns = age;
-	r->old_objs = end > age ? history_old_objs(&oh->age, end - age) : 0;
-	tracked = end > age ? history_old_tracked(&oh->age, end - age) : 0;
-	history_rise(&oh->rise, r, end, tracked, a->total_allocs,
-		  a->total_frees - a->total_unseen_frees, a->first_ns);
-	/* a free lost to a full ring leaves its object live for good: any
-	 * drop since the rise's objects were allocated may have made it */
-	r->old_rise_dropped = wt->drops && wt->last_drop_ns + age >= oh->rise.start_ns;
-}
-
-static void thrash_update(struct wtable *wt, struct acc *a, struct wrow *r)
-{
-	bool refaulted = r->s->refault_pages > 0;
-	struct thist *th;
-
-	if (a->key.domain == DOM_PAGE) {
-		th = history_file(&wt->files, a->key.id, a->key.dev, a->key.gen, refaulted);
-	} else {
-		if (!a->th && refaulted)
-			a->th = calloc(1, sizeof(*a->th));
-		th = a->th;
-	}
-	history_refaults(th, wt->window_ns, r);
+	history_row(oh, row_thist(wt, a, r), &(struct history_step){
+			.window_ns = wt->window_ns,
+			.age_min_ns = ru->age_min_ns,
+			.age_lifetimes = ru->age_lifetimes,
+			.expiry_ns = oh->expiry_ns,
+			.allocs = a->total_allocs,
+			.seen_frees = a->total_frees - a->total_unseen_frees,
+			.first_ns = a->first_ns,
+			.drops = wt->drops > 0,
+			.last_drop_ns = wt->last_drop_ns,
+		    }, r);
 }
 
 /* ---- the key table ---- */
@@ -453,7 +446,7 @@ static void row_derive(struct wrow *r, const struct acc *a,
 {
 	uint64_t sizes = topk_total(&s->sizes), sites = topk_total(&s->sites);
 
-	r->acc = a;
+	wrow_of_key(r, a);
 	r->s = s;
 	r->live_objs = a->live_objs;
 	r->live_bytes = a->live_bytes;
@@ -485,7 +478,7 @@ static bool process_gone(struct wtable *wt, const struct acc *a)
  * window slots beyond what the busiest window since the last sweep took. */
 static void table_gc(struct wtable *wt)
 {
-	uint64_t idle = GC_IDLE_NS / wt->window_ns;
+	uint64_t idle = WTABLE_GC_IDLE_NS / wt->window_ns;
 	uint64_t exit_idle = GC_EXIT_CHECK_NS / wt->window_ns;
 	struct acc **gone, **old, *a;
 	size_t i, ngone = 0, nold = 0;
@@ -532,7 +525,6 @@ static void close_one(struct wtable *wt)
 	uint64_t w = wt->cur;
 	size_t i, rows = 0;
 	struct wslot *s;
-	struct obj_hist none, *oh;
 	struct wrow r;
 
 	gpu_join_reset(&g);
@@ -548,15 +540,7 @@ static void close_one(struct wtable *wt)
 		r.window = w;
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, a->slot[(w + 1) & 1]);
-		oh = a->oh;
-		if (!oh) {
-			memset(&none, 0, sizeof(none));
-			oh = &none;
-		}
-		history_growth(&oh->grow, wt->window_ns, &r);
-		age_update(wt, a, oh, &r);
-		history_locality(&oh->loc, &r);
-		thrash_update(wt, a, &r);
+		row_history(wt, a, &r);
 		gpu_join_row(&g, &r);
 		if (wt->row_fn)
 			wt->row_fn(&r, wt->ctx);
@@ -569,7 +553,7 @@ static void close_one(struct wtable *wt)
 		wt->busy_max = rows;
 	wt->st.windows++;
 	wt->cur = w + 1;
-	if (wt->cur % GC_EVERY_WINDOWS == 0)
+	if (wt->cur % WTABLE_GC_EVERY_WINDOWS == 0)
 		table_gc(wt);
 }
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../bpf/cachescope.h"
+#include "clock.h"
 #include "history.h"
 #include "kvpool.h"
 #include "usdt.h"
@@ -114,8 +115,17 @@ struct acc {
 struct wrow {
 	uint64_t window;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	/* the key, as every reader of a row sees it: a row made from
+	 * records points into its key's accumulator (wrow_of_key), a row read
+	 * back from a CSV into the key read with it */
+	const struct wkey *key;
+	const char *name;	/* cache name, or dev:ino */
+	const char *file;	/* page: the file's name ("" unknown) */
+	const char *comm;
+	/* the daemon's accumulator of the key: for the daemon's own use (its
+	 * comm refreshed, its totals); NULL for a row read from a CSV */
 	const struct acc *acc;
-	const struct wslot *s;
+	const struct wslot *s;	/* the window's counts */
 	int64_t live_objs, live_bytes;	/* at the window's end */
 	uint64_t lifetime_p50_ns;
 	uint64_t refault_dist_p50;
@@ -162,6 +172,16 @@ struct wrow {
 	/* what the same process did on the GPU in this window (any key) */
 	uint64_t tgid_gpu_kernel_ns, tgid_gpu_kv_kernel_ns, tgid_gpu_copy_bytes;
 };
+
+/* A row's key from its accumulator a (a row made from records). */
+static inline void wrow_of_key(struct wrow *r, const struct acc *a)
+{
+	r->acc = a;
+	r->key = &a->key;
+	r->name = a->name;
+	r->file = a->file;
+	r->comm = a->comm;
+}
 
 typedef void (*wtable_row_fn)(const struct wrow *row, void *ctx);
 typedef void (*wtable_resolve_fn)(struct acc *acc, void *ctx);
@@ -217,6 +237,14 @@ static inline const char *tgid_kind(uint32_t tgid)
 {
 	return tgid == CS_TGID_OTHER ? "others" : tgid_is_family(tgid) ? "family" : "process";
 }
+
+/* The table collects after closing every WTABLE_GC_EVERY_WINDOWS-th window:
+ * a key idle for WTABLE_GC_IDLE_NS with nothing live is forgotten (a
+ * family's merged into others), and the files' refault histories with no
+ * sample for THRASH_SAMPLES windows (history_files_gc).  The offline
+ * reader replays these collections between a CSV's rows. */
+#define WTABLE_GC_EVERY_WINDOWS 64
+#define WTABLE_GC_IDLE_NS (60 * NSEC_PER_SEC)
 
 struct wtable;
 

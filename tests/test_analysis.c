@@ -62,7 +62,7 @@ static const struct vec_entry *add(uint64_t w, const char *name, char group, int
 		r.same_size_share = 0.5;
 	}
 	r.window = w;
-	r.acc = &acc;
+	wrow_of_key(&r, &acc);
 	r.s = &s;
 	return analysis_add(&an, &r, WIN_NS);
 }
@@ -178,9 +178,10 @@ static void analysis_add__idle_row__no_vector(void **state)
 {
 	struct acc acc = { 0 };
 	struct wslot s = { 0 };
-	struct wrow r = { .acc = &acc, .s = &s };
+	struct wrow r = { .s = &s };
 
 	(void)state;
+	wrow_of_key(&r, &acc);
 	acc.key.domain = DOM_SLAB;
 	s.allocs = 1;
 	assert_null(analysis_add(&an, &r, WIN_NS));
@@ -372,7 +373,7 @@ static const struct vec_entry *add_key(uint64_t w, const struct wkey *k)
 	s.allocs = s.frees = s.same_cpu_frees = 500;
 	r.top_site_share = 1.0;
 	r.window = w;
-	r.acc = &acc;
+	wrow_of_key(&r, &acc);
 	r.s = &s;
 	return analysis_add(&an, &r, WIN_NS);
 }

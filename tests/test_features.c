@@ -21,7 +21,7 @@ static void reset(int domain)
 	memset(&slot, 0, sizeof(slot));
 	memset(&row, 0, sizeof(row));
 	acc.key.domain = domain;
-	row.acc = &acc;
+	wrow_of_key(&row, &acc);
 	row.s = &slot;
 }
 

@@ -99,13 +99,15 @@ static void report_top__non_utf8_comm__escaped_alike_in_text_and_json(void **sta
 	struct acc b = { .key = { .domain = DOM_PAGE, .tgid = CS_TGID_OTHER }, .name = "8:1:77",
 			 .file = "/var/log/x", .comm = "" };
 	struct wslot sa = { .allocs = 5, .frees = 3 }, sb = { .page_adds = 90, .refaults = 4 };
-	struct wrow ra = { .window = 7, .acc = &a, .s = &sa, .live_objs = 2 };
-	struct wrow rb = { .window = 7, .acc = &b, .s = &sb };
+	struct wrow ra = { .window = 7, .s = &sa, .live_objs = 2 };
+	struct wrow rb = { .window = 7, .s = &sb };
 	struct report_snap snap = { 0 };
 	json_object *o, *keys, *k;
 	char *s;
 
 	(void)state;
+	wrow_of_key(&ra, &a);
+	wrow_of_key(&rb, &b);
 	report_snap_add(&snap, &ra);
 	report_snap_add(&snap, &rb);
 	s = render(top_fn, &snap, REPORT_TEXT);

@@ -69,7 +69,7 @@ static void new_row(struct acc *a, struct wslot *s, struct wrow *r, struct wkey 
 	a->key = k;
 	snprintf(a->name, sizeof(a->name), "%s", name);
 	snprintf(a->comm, sizeof(a->comm), "%s", comm);
-	r->acc = a;
+	wrow_of_key(r, a);
 	r->s = s;
 }
 

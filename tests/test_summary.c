@@ -95,7 +95,7 @@ static void summary_labelled__counts_merged_in_analysis__shown_under_the_others_
 	s.allocs = s.frees = s.same_cpu_frees = 500;
 	r.s = &s;
 	for (i = 0; i < 2; i++) {
-		r.acc = &keys[i];
+		wrow_of_key(&r, &keys[i]);
 		assert_non_null(analysis_add(&an, &r, WIN_NS));
 		assert_non_null(analysis_add(&an, &r, WIN_NS));
 	}

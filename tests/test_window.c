@@ -30,7 +30,7 @@ static void keep_row(const struct wrow *r, void *ctx)
 	rows->a[rows->n] = *r->acc;
 	rows->s[rows->n] = *r->s;
 	rows->r[rows->n] = *r;
-	rows->r[rows->n].acc = &rows->a[rows->n];
+	wrow_of_key(&rows->r[rows->n], &rows->a[rows->n]);
 	rows->r[rows->n].s = &rows->s[rows->n];
 	rows->n++;
 }

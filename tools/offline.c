@@ -3,12 +3,14 @@
  * cachescope cluster: the daemon's CSV, of one host or many, clustered and
  * labelled again with the daemon's own code (features_from_row, classify,
  * analysis + DBSCAN).  The one idea: a CSV row is a closed window row
- * (struct wrow) minus what the daemon derived from the key's past, and that
- * past is in the file's earlier rows; so each key's rows, in window order,
- * rebuild the history evidence (the rise of the old population, locality
- * over the last second, refaults of the file over the last 32 windows,
- * the growth slope) as daemon/window.c builds it, and the rebuilt row goes
- * through the same functions as a live one.  What the file does not hold
+ * (struct wrow, its counts a struct wslot) minus what the daemon derived
+ * from the key's past, and that past is in the file's earlier rows; so
+ * each key's rows, in window order, go through the daemon's own history
+ * step (history_row: the growth slope, the key's median lifetime, the rise
+ * of the old population, locality over the last second, refaults of the
+ * file over the last 32 windows) with a history of the daemon's own kind
+ * (struct obj_hist), and the row then through the same features, rules
+ * and analysis as a live one.  What the file does not hold
  * (the kernel's own counts, see offline_missing) is left out of the rules,
  * which say so in their reasons.
  */
@@ -45,13 +47,10 @@ struct off_hist {
 	uint64_t first_ns, last_window;
 	int64_t last_live;
 	bool seen;
-	/* the daemon's own histories (window.h), fed from the rows */
-	struct grow_hist grow;
-	struct rise_hist rise;
-	struct loc_hist loc;
+	/* the daemon's own history of a key (history.h), fed from the rows */
+	struct obj_hist oh;
 	uint64_t total_allocs, total_frees, total_unseen;
-	uint32_t life_hist[HIST_BUCKETS], life_windows;
-	/* thrash_update: kv keys keep their own, page keys their file's */
+	/* refaults: kv keys keep their own, page keys their file's (row_thist) */
 	struct thist *th;
 };
 
@@ -177,10 +176,9 @@ static struct thist *file_thist(struct offline *o, unsigned int file, const char
 	return &f->th;
 }
 
-/* history.c's history_files_gc, at the points window.c runs it: after closing
- * every 64th window, files with no sample for 32 windows are forgotten. */
-#define GC_EVERY_WINDOWS 64
-#define GC_IDLE_NS (60 * NSEC_PER_SEC)
+/* history.c's history_files_gc, at the points window.c runs it
+ * (WTABLE_GC_EVERY_WINDOWS): files with no sample for THRASH_SAMPLES
+ * windows are forgotten. */
 
 static void files_gc(struct offline *o, unsigned int file, uint64_t cur)
 {
@@ -196,43 +194,18 @@ static void files_gc(struct offline *o, unsigned int file, uint64_t cur)
 	}
 }
 
-/* The age test's evidence; old_objs and age_ns come from the row (the
- * daemon's cohorts aged them), the rise is rebuilt as age_update does. */
-static void age_update(struct off_state *st, struct off_hist *h, uint64_t window_ns,
-		       struct wrow *r)
-{
-	uint64_t end = r->start_ns + window_ns, age = r->age_ns, p50;
-	uint32_t b;
-
-	/* a key's median lifetime over its history: each window's median,
-	 * weighted by its frees (the file has no histograms) */
-	if (r->lifetime_p50_ns && r->s->frees > r->s->unseen_frees)
-		h->life_hist[stats_log2_bucket(r->lifetime_p50_ns)] += r->s->frees - r->s->unseen_frees;
-	if (++h->life_windows % 100 == 0)
-		for (b = 0; b < HIST_BUCKETS; b++)
-			h->life_hist[b] /= 2;
-	p50 = stats_log2_percentile(h->life_hist, 0.5);
-	r->key_lifetime_p50_ns = p50;
-	/* the file has no tracked counts: 0, the estimate over the sample */
-	history_rise(&h->rise, r, end, 0, h->total_allocs, h->total_frees - h->total_unseen,
-		  h->first_ns);
-	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= h->rise.start_ns;
-}
-
-static void thrash_update(struct offline *o, const struct off_key *k, struct off_hist *h,
-			  uint64_t window_ns, struct wrow *r)
+/* The refault history a row adds to, as window.c's row_thist: its file's
+ * (page keys; the files of one CSV told apart by name), or its own (kv). */
+static struct thist *row_thist(struct offline *o, const struct off_key *k, struct off_hist *h,
+			       const struct wrow *r)
 {
 	bool refaulted = r->s->refault_pages > 0;
-	struct thist *th;
 
-	if (k->domain == DOM_PAGE) {
-		th = file_thist(o, k->file, k->name, refaulted);
-	} else {
-		if (!h->th && refaulted)
-			h->th = calloc(1, sizeof(*h->th));
-		th = h->th;
-	}
-	history_refaults(th, window_ns, r);
+	if (k->domain == DOM_PAGE)
+		return file_thist(o, k->file, k->name, refaulted);
+	if (!h->th && refaulted)
+		h->th = calloc(1, sizeof(*h->th));
+	return h->th;
 }
 
 /* The daemon forgets a key idle for a minute with nothing live (a family
@@ -241,11 +214,11 @@ static void thrash_update(struct offline *o, const struct off_key *k, struct off
 static void hist_expire(struct off_hist *h, const struct off_key *k, uint64_t window,
 			uint64_t window_ns)
 {
-	uint64_t idle = GC_IDLE_NS / window_ns, p;
+	uint64_t idle = WTABLE_GC_IDLE_NS / window_ns, p;
 
 	if (!h->seen)
 		return;
-	p = ((h->last_window + idle) / GC_EVERY_WINDOWS + 1) * GC_EVERY_WINDOWS;
+	p = ((h->last_window + idle) / WTABLE_GC_EVERY_WINDOWS + 1) * WTABLE_GC_EVERY_WINDOWS;
 	if (p <= window && (!h->last_live || !strcmp(k->kind, "family"))) {
 		free(h->th);
 		memset(h, 0, sizeof(*h));
@@ -334,7 +307,7 @@ static int str_col(struct rd *d, enum csv_col c, char *buf, size_t n)
 
 /* Everything of one row that the daemon's wrow holds; then the history. */
 static int read_row(struct offline *o, struct rd *d, unsigned int file,
-		    struct off_key *k, struct acc *acc, struct wslot *s, struct wrow *r,
+		    struct off_key *k, struct wkey *wk, struct wslot *s, struct wrow *r,
 		    double *ts, uint64_t *window_ms, int *daemon_label)
 {
 	uint64_t u, sample, drops;
@@ -344,7 +317,7 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	long i;
 
 	memset(k, 0, sizeof(*k));
-	memset(acc, 0, sizeof(*acc));
+	memset(wk, 0, sizeof(*wk));
 	memset(s, 0, sizeof(*s));
 	memset(r, 0, sizeof(*r));
 	k->file = file;
@@ -373,24 +346,24 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	} else {
 		snprintf(k->kind, sizeof(k->kind), "%s", *k->tgid ? "process" : "others");
 	}
-	acc->key.domain = k->domain;
+	wk->domain = (uint8_t)k->domain;
 	if (!strcmp(k->kind, "family")) {
-		acc->key.tgid = CS_TGID_FAMILY | 1;
+		wk->tgid = CS_TGID_FAMILY | 1;
 	} else if (!strcmp(k->kind, "others")) {
-		acc->key.tgid = CS_TGID_OTHER;
+		wk->tgid = CS_TGID_OTHER;
 	} else if (!strcmp(k->kind, "process")) {
 		unsigned long long t;
 
 		if (csvr_u64(d->r, d->col[COL_TGID], &t) || t >= CS_TGID_FAMILY)
 			return csvr_fail(d->r, "column tgid: not a process id");
-		acc->key.tgid = (uint32_t)t;
+		wk->tgid = (uint32_t)t;
 	} else {
 		return csvr_fail(d->r, "column key_kind: not process, family or others");
 	}
-	memcpy(acc->name, k->name, sizeof(acc->name));
-	memcpy(acc->comm, k->comm, sizeof(acc->comm) < sizeof(k->comm) ?
-	       sizeof(acc->comm) : sizeof(k->comm));
-	acc->comm[sizeof(acc->comm) - 1] = '\0';
+	r->key = wk;
+	r->name = k->name;
+	r->file = k->file_name;
+	r->comm = k->comm;
 	err = get_u64(d, COL_ALLOCS, &s->allocs) ?: get_u64(d, COL_FREES, &s->frees) ?:
 	      get_i64(d, COL_LIVE_OBJS, &r->live_objs) ?: get_i64(d, COL_LIVE_BYTES, &r->live_bytes) ?:
 	      get_u64(d, COL_LIFETIME_P50_NS, &r->lifetime_p50_ns) ?:
@@ -421,6 +394,11 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	if (s->own_remote_frees > s->remote_frees)
 		return csvr_fail(d->r, "column own_remote_frees: more than remote_frees");
 	r->age_ns = u * 1000000;
+	/* the window's lifetimes as far as the row tells them: its median,
+	 * for each free a tracepoint saw */
+	if (r->lifetime_p50_ns && s->frees > s->unseen_frees)
+		s->lifetime_hist[stats_log2_bucket(r->lifetime_p50_ns)] =
+			(uint32_t)(s->frees - s->unseen_frees);
 	if (d->col[COL_SAMPLE] < 0 || !sample)
 		sample = 1;
 	if (sample & (sample - 1) || sample > 1u << 20)
@@ -471,7 +449,7 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 	struct off_state *st = o->st;
 	struct rd d = { 0 };
 	struct off_key k;
-	struct acc acc;
+	struct wkey wk;
 	struct wslot s;
 	struct wrow r;
 	uint64_t window_ms, window_ns = 0, p;
@@ -509,7 +487,7 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		/* rows of the other scope are not read: their keys are others */
 		if (o->scope && strcmp(csvr_text(d.r, d.col[COL_SCOPE]), o->scope))
 			continue;
-		rc = read_row(o, &d, file, &k, &acc, &s, &r, &ts, &window_ms, &daemon_label);
+		rc = read_row(o, &d, file, &k, &wk, &s, &r, &ts, &window_ms, &daemon_label);
 		if (rc)
 			goto out;
 		if (!window_ns)
@@ -527,8 +505,8 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 			goto out;
 		}
 		/* the daemon's collections between the last window and this */
-		for (p = st->any_window ? (st->last_window / GC_EVERY_WINDOWS + 1) * GC_EVERY_WINDOWS :
-		     GC_EVERY_WINDOWS; p <= r.window; p += GC_EVERY_WINDOWS)
+		for (p = st->any_window ? (st->last_window / WTABLE_GC_EVERY_WINDOWS + 1) * WTABLE_GC_EVERY_WINDOWS :
+		     WTABLE_GC_EVERY_WINDOWS; p <= r.window; p += WTABLE_GC_EVERY_WINDOWS)
 			files_gc(o, file, p);
 		st->any_window = true;
 		st->last_window = r.window;
@@ -546,7 +524,6 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		h = key->h;
 		hist_expire(h, key, r.window, window_ns);
 		r.start_ns = (uint64_t)llround(ts * 1e9);
-		r.acc = &acc;
 		r.s = &s;
 		if (!h->seen) {
 			h->first_ns = r.start_ns;
@@ -555,10 +532,17 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		h->total_allocs += s.allocs;
 		h->total_frees += s.frees;
 		h->total_unseen += s.unseen_frees;
-		history_growth(&h->grow, window_ns, &r);
-		age_update(st, h, window_ns, &r);
-		history_locality(&h->loc, &r);
-		thrash_update(o, key, h, window_ns, &r);
+		/* old_objs and age_ns come from the row: the daemon's cohorts
+		 * aged them */
+		history_row(&h->oh, row_thist(o, key, h, &r), &(struct history_step){
+				.window_ns = window_ns,
+				.aged = true,
+				.allocs = h->total_allocs,
+				.seen_frees = h->total_frees - h->total_unseen,
+				.first_ns = h->first_ns,
+				.drops = st->drops,
+				.last_drop_ns = st->last_drop_ns,
+			    }, &r);
 		h->last_window = r.window;
 		h->last_live = r.live_objs;
 		key->rows++;
