@@ -305,28 +305,12 @@ static int str_col(struct rd *d, enum csv_col c, char *buf, size_t n)
 	return 0;
 }
 
-/* Everything of one row that the daemon's wrow holds; then the history. */
-static int read_row(struct offline *o, struct rd *d, unsigned int file,
-		    struct off_key *k, struct wkey *wk, struct wslot *s, struct wrow *r,
-		    double *ts, uint64_t *window_ms, int *daemon_label)
+/* The row's key: its domain, names and kind (k, as the offline reader
+ * keeps keys; wk, as the daemon's rows carry one), and r pointed at them. */
+static int read_key(struct rd *d, struct off_key *k, struct wkey *wk, struct wrow *r)
 {
-	uint64_t u, sample, drops;
 	const char *f;
-	double ops_s;
-	int err = 0;
-	long i;
 
-	memset(k, 0, sizeof(*k));
-	memset(wk, 0, sizeof(*wk));
-	memset(s, 0, sizeof(*s));
-	memset(r, 0, sizeof(*r));
-	k->file = file;
-	if (get_dbl(d, COL_TS, 0, 1e11, ts) || get_u64(d, COL_WINDOW, &r->window) ||
-	    get_u64(d, COL_WINDOW_MS, window_ms))
-		return -EINVAL;
-	if (*window_ms < 1 || *window_ms > 60000)
-		return csvr_fail(d->r, "column window_ms: %llu is not in 1..60000",
-				 (unsigned long long)*window_ms);
 	k->domain = domain_of(csvr_text(d->r, d->col[COL_DOMAIN]));
 	if (!k->domain)
 		return csvr_fail(d->r, "column domain: not slab, page, kv or gpu");
@@ -364,6 +348,17 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	r->name = k->name;
 	r->file = k->file_name;
 	r->comm = k->comm;
+	return 0;
+}
+
+/* The row's counts (s) and what the daemon derived of its window (r):
+ * the columns of the window's counts, in the order of the file; drops:
+ * the records dropped in the window. */
+static int read_counts(struct rd *d, struct wslot *s, struct wrow *r, uint64_t *drops)
+{
+	uint64_t u, sample;
+	int err;
+
 	err = get_u64(d, COL_ALLOCS, &s->allocs) ?: get_u64(d, COL_FREES, &s->frees) ?:
 	      get_i64(d, COL_LIVE_OBJS, &r->live_objs) ?: get_i64(d, COL_LIVE_BYTES, &r->live_bytes) ?:
 	      get_u64(d, COL_LIFETIME_P50_NS, &r->lifetime_p50_ns) ?:
@@ -382,7 +377,7 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	      get_u64(d, COL_TGID_GPU_COPY_BYTES, &r->tgid_gpu_copy_bytes) ?:
 	      get_u64(d, COL_UNSEEN_FREES, &s->unseen_frees) ?: get_u64(d, COL_REPEAT_PAGES, &s->repeat_pages) ?:
 	      get_i64(d, COL_OLD_OBJS, &r->old_objs) ?: get_u64(d, COL_AGE_MS, &u) ?:
-	      get_u64(d, COL_WINDOW_DROPS, &drops) ?: get_u64(d, COL_SAMPLE, &sample) ?:
+	      get_u64(d, COL_WINDOW_DROPS, drops) ?: get_u64(d, COL_SAMPLE, &sample) ?:
 	      get_u64(d, COL_OWN_REMOTE_FREES, &s->own_remote_frees);
 	if (err)
 		return err;
@@ -406,6 +401,33 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 				 (unsigned long long)sample);
 	while (sample >> s->max_shift > 1)
 		s->max_shift++;
+	return 0;
+}
+
+/* Everything of one row that the daemon's wrow holds: its window, key and
+ * counts, what they leave out, its hot site, the daemon's label, its host. */
+static int read_row(struct offline *o, struct rd *d, unsigned int file,
+		    struct off_key *k, struct wkey *wk, struct wslot *s, struct wrow *r,
+		    double *ts, uint64_t *window_ms, int *daemon_label)
+{
+	uint64_t drops;
+	const char *f;
+	double ops_s;
+	long i;
+
+	memset(k, 0, sizeof(*k));
+	memset(wk, 0, sizeof(*wk));
+	memset(s, 0, sizeof(*s));
+	memset(r, 0, sizeof(*r));
+	k->file = file;
+	if (get_dbl(d, COL_TS, 0, 1e11, ts) || get_u64(d, COL_WINDOW, &r->window) ||
+	    get_u64(d, COL_WINDOW_MS, window_ms))
+		return -EINVAL;
+	if (*window_ms < 1 || *window_ms > 60000)
+		return csvr_fail(d->r, "column window_ms: %llu is not in 1..60000",
+				 (unsigned long long)*window_ms);
+	if (read_key(d, k, wk, r) || read_counts(d, s, r, &drops))
+		return -EINVAL;
 	/* the operations the row's counts leave out (kv swaps, GPU copies):
 	 * what ops_per_s adds up to beyond them, where the row has a vector */
 	if (*csvr_field(d->r, d->col[COL_OPS_PER_S])) {
@@ -443,6 +465,100 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	return 0;
 }
 
+/* The file's columns, found by name in its header: the required ones must
+ * be there (csv_schema), the others read as 0 where missing. */
+static int find_columns(struct offline *o, struct rd *d)
+{
+	int i;
+
+	for (i = 0; i < CSV_COLS; i++) {
+		d->col[i] = csvr_col(d->r, csv_schema[i].name);
+		if (d->col[i] < 0 && csv_schema[i].required)
+			return csvr_fail(d->r, "no column '%s': not a CSV of cachescoped --csv",
+					 csv_schema[i].name);
+	}
+	if (d->col[COL_HOST] < 0)
+		o->host_missing = true;
+	return 0;
+}
+
+/* A row's window against the file's earlier rows: of the same length
+ * (window_ns: the file's, set by its first row) and in order; then the
+ * daemon's collections between the last window and this one, replayed. */
+static int row_window(struct offline *o, struct rd *d, unsigned int file, uint64_t window,
+		      uint64_t window_ms, uint64_t *window_ns)
+{
+	struct off_state *st = o->st;
+	uint64_t p;
+
+	if (!*window_ns)
+		*window_ns = window_ms * 1000000;
+	if (window_ms * 1000000 != *window_ns)
+		return csvr_fail(d->r, "column window_ms: %llu, earlier rows %llu",
+				 (unsigned long long)window_ms,
+				 (unsigned long long)(*window_ns / 1000000));
+	if (st->any_window && window < st->last_window)
+		return csvr_fail(d->r, "window %llu after window %llu: rows out of order",
+				 (unsigned long long)window, (unsigned long long)st->last_window);
+	p = st->any_window ? (st->last_window / WTABLE_GC_EVERY_WINDOWS + 1) *
+			     WTABLE_GC_EVERY_WINDOWS : WTABLE_GC_EVERY_WINDOWS;
+	for (; p <= window; p += WTABLE_GC_EVERY_WINDOWS)
+		files_gc(o, file, p);
+	st->any_window = true;
+	st->last_window = window;
+	return 0;
+}
+
+/* Key ki's row r, of a window starting at ts, through the daemon's history
+ * step and analysis; its vector, if it makes one, noted beside the
+ * analysis' (o->vec) with the label the daemon gave it. */
+static int take_row(struct offline *o, long ki, struct wrow *r, uint64_t window_ns, double ts,
+		    int daemon_label)
+{
+	struct off_state *st = o->st;
+	struct off_key *key = &o->keys[ki];
+	struct off_hist *h = key->h;
+	const struct wslot *s = r->s;
+	const struct vec_entry *v;
+
+	hist_expire(h, key, r->window, window_ns);
+	if (!h->seen) {
+		h->first_ns = r->start_ns;
+		h->seen = true;
+	}
+	h->total_allocs += s->allocs;
+	h->total_frees += s->frees;
+	h->total_unseen += s->unseen_frees;
+	/* old_objs and age_ns come from the row: the daemon's cohorts aged them */
+	history_row(&h->oh, row_thist(o, key, h, r), &(struct history_step){
+			.window_ns = window_ns,
+			.aged = true,
+			.allocs = h->total_allocs,
+			.seen_frees = h->total_frees - h->total_unseen,
+			.first_ns = h->first_ns,
+			.drops = st->drops,
+			.last_drop_ns = st->last_drop_ns,
+		    }, r);
+	h->last_window = r->window;
+	h->last_live = r->live_objs;
+	key->rows++;
+	key->ops += key->domain == DOM_PAGE ? s->page_adds + s->page_dels : s->allocs + s->frees;
+	v = analysis_add(&o->an, r, window_ns);
+	if (!v)
+		return 0;
+	if (o->an.n > o->vcap) {
+		struct off_vec *nv = realloc(o->vec, o->an.cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		o->vec = nv;
+		o->vcap = o->an.cap;
+	}
+	o->vec[o->an.n - 1] = (struct off_vec){ .key = (unsigned int)ki, .t = ts,
+						.daemon_label = daemon_label };
+	return 0;
+}
+
 static int load_file(struct offline *o, const char *path, unsigned int file,
 		     char *err, size_t errlen)
 {
@@ -452,9 +568,10 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 	struct wkey wk;
 	struct wslot s;
 	struct wrow r;
-	uint64_t window_ms, window_ns = 0, p;
+	uint64_t window_ms, window_ns = 0;
+	int rc, daemon_label = -1;
 	double ts;
-	int rc, i, daemon_label = -1;
+	long ki;
 	FILE *f;
 
 	f = fopen(path, "r");
@@ -464,52 +581,17 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		return rc;
 	}
 	rc = csvr_open(f, path, 0, &d.r);
-	if (rc)
+	if (rc || (rc = find_columns(o, &d)))
 		goto out;
-	for (i = 0; i < CSV_COLS; i++) {
-		d.col[i] = csvr_col(d.r, csv_schema[i].name);
-		if (d.col[i] < 0 && csv_schema[i].required) {
-			rc = csvr_fail(d.r, "no column '%s': not a CSV of cachescoped --csv",
-				       csv_schema[i].name);
-			goto out;
-		}
-	}
-	if (d.col[COL_HOST] < 0)
-		o->host_missing = true;
 	st->any_window = false;
 	st->drops = false;
 	while ((rc = csvr_next(d.r)) == 1) {
-		const struct vec_entry *v;
-		struct off_key *key;
-		struct off_hist *h;
-		long ki;
-
 		/* rows of the other scope are not read: their keys are others */
 		if (o->scope && strcmp(csvr_text(d.r, d.col[COL_SCOPE]), o->scope))
 			continue;
 		rc = read_row(o, &d, file, &k, &wk, &s, &r, &ts, &window_ms, &daemon_label);
-		if (rc)
+		if (rc || (rc = row_window(o, &d, file, r.window, window_ms, &window_ns)))
 			goto out;
-		if (!window_ns)
-			window_ns = window_ms * 1000000;
-		if (window_ms * 1000000 != window_ns) {
-			rc = csvr_fail(d.r, "column window_ms: %llu, earlier rows %llu",
-				       (unsigned long long)window_ms,
-				       (unsigned long long)(window_ns / 1000000));
-			goto out;
-		}
-		if (st->any_window && r.window < st->last_window) {
-			rc = csvr_fail(d.r, "window %llu after window %llu: rows out of order",
-				       (unsigned long long)r.window,
-				       (unsigned long long)st->last_window);
-			goto out;
-		}
-		/* the daemon's collections between the last window and this */
-		for (p = st->any_window ? (st->last_window / WTABLE_GC_EVERY_WINDOWS + 1) * WTABLE_GC_EVERY_WINDOWS :
-		     WTABLE_GC_EVERY_WINDOWS; p <= r.window; p += WTABLE_GC_EVERY_WINDOWS)
-			files_gc(o, file, p);
-		st->any_window = true;
-		st->last_window = r.window;
 		if (o->rows == 0 || ts < o->t0)
 			o->t0 = ts;
 		if (ts + window_ms / 1000.0 > o->t1)
@@ -520,48 +602,11 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 			rc = (int)ki;
 			goto out;
 		}
-		key = &o->keys[ki];
-		h = key->h;
-		hist_expire(h, key, r.window, window_ns);
 		r.start_ns = (uint64_t)llround(ts * 1e9);
 		r.s = &s;
-		if (!h->seen) {
-			h->first_ns = r.start_ns;
-			h->seen = true;
-		}
-		h->total_allocs += s.allocs;
-		h->total_frees += s.frees;
-		h->total_unseen += s.unseen_frees;
-		/* old_objs and age_ns come from the row: the daemon's cohorts
-		 * aged them */
-		history_row(&h->oh, row_thist(o, key, h, &r), &(struct history_step){
-				.window_ns = window_ns,
-				.aged = true,
-				.allocs = h->total_allocs,
-				.seen_frees = h->total_frees - h->total_unseen,
-				.first_ns = h->first_ns,
-				.drops = st->drops,
-				.last_drop_ns = st->last_drop_ns,
-			    }, &r);
-		h->last_window = r.window;
-		h->last_live = r.live_objs;
-		key->rows++;
-		key->ops += k.domain == DOM_PAGE ? s.page_adds + s.page_dels : s.allocs + s.frees;
-		v = analysis_add(&o->an, &r, window_ns);
-		if (!v)
-			continue;
-		if (o->an.n > o->vcap) {
-			struct off_vec *nv = realloc(o->vec, o->an.cap * sizeof(*nv));
-
-			if (!nv) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			o->vec = nv;
-			o->vcap = o->an.cap;
-		}
-		o->vec[o->an.n - 1] = (struct off_vec){ .key = (unsigned int)ki, .t = ts,
-							.daemon_label = daemon_label };
+		rc = take_row(o, ki, &r, window_ns, ts, daemon_label);
+		if (rc)
+			goto out;
 	}
 out:
 	if (rc > 0)
