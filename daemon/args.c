@@ -10,6 +10,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,16 +163,51 @@ static int parse_double(const char *opt, const char *arg, double min, double max
 	return 0;
 }
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+/* The options that take a whole number in a range, and where it goes. */
+static const struct num_opt {
+	int key;
+	const char *name;
+	long min, max;
+	size_t off;		/* of its long in struct env */
+} num_opts[] = {
+/* f must be a long: comparing its address with a long * says so */
+#define NUM_OPT(k, n, lo, hi, f) \
+	{ k, n, lo, hi, offsetof(struct env, f) + 0 * sizeof((long *)0 == &((struct env *)0)->f) }
+	NUM_OPT('d', "duration", 1, 365L * 86400, duration_s),
+	NUM_OPT('w', "window-ms", 10, 60000, window_ms),
+	NUM_OPT(OPT_TOP, "top", 0, 100000, top),
+	NUM_OPT(OPT_LIVE, "live-entries", 1024, 1L << 26, live_entries),
+	NUM_OPT(OPT_EVICTED, "evicted-entries", 1024, 1L << 26, evicted_entries),
+	NUM_OPT(OPT_MIN_PTS, "min-pts", 1, 100000, min_pts),
+	NUM_OPT(OPT_HISTORY, "history-s", 1, 3600, history_s),
+	NUM_OPT(OPT_HISTORY_MAX, "history-max", 256, 1l << 24, history_max),
+	NUM_OPT(OPT_EXPORT_MB, "export-mb", 0, 1024, export_mb),
+	NUM_OPT(OPT_MAX_KEYS, "max-keys", 64, 1l << 22, max_keys),
+	NUM_OPT(OPT_FOLD_MS, "fold-ms", 0, 3600000, fold_ms),
+	NUM_OPT(OPT_SAMPLE_BUDGET, "sample-budget", 1000, 100000000, sample_budget),
+	NUM_OPT(OPT_INTERVAL, "interval", 1, 3600, interval_s),
+#undef NUM_OPT
+};
+
+/* A number option: 0 or EINVAL (said on stderr); -1 for any other key. */
+static int num_opt(int key, const char *arg, struct env *env)
 {
-	struct env *env = state->input;
+	size_t i;
+
+	for (i = 0; i < sizeof(num_opts) / sizeof(num_opts[0]); i++)
+		if (num_opts[i].key == key)
+			return parse_long(num_opts[i].name, arg, num_opts[i].min, num_opts[i].max,
+					  (long *)((char *)env + num_opts[i].off)) ? EINVAL : 0;
+	return -1;
+}
+
+/* Which processes are traced (--pid, --comm, --pid-tree, --cgroup): 0 or
+ * EINVAL (said on stderr); -1 for any other key. */
+static int scope_opt(int key, const char *arg, struct env *env)
+{
 	long v;
 
 	switch (key) {
-	case 'd':
-		return parse_long("duration", arg, 1, 365L * 86400, &env->duration_s) ? EINVAL : 0;
-	case 'w':
-		return parse_long("window-ms", arg, 10, 60000, &env->window_ms) ? EINVAL : 0;
 	case 'p':
 		if (parse_long("pid", arg, 1, INT_MAX, &v))
 			return EINVAL;
@@ -196,98 +232,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_CGROUP:
 		env->cgroup_path = arg;
 		return 0;
-	case 'o':
-		if (!*arg) {
-			fprintf(stderr, "cachescoped: invalid --csv '': expected a file name\n");
-			return EINVAL;
-		}
-		env->csv_path = arg;
-		return 0;
-	case OPT_SOCKET:
-		env->socket_path = strcmp(arg, "none") ? arg : NULL;
-		return 0;
-	case OPT_METRICS_ADDR:
-		if (metrics_parse_addr(arg, &env->metrics_sa, &env->metrics_salen)) {
-			fprintf(stderr, "cachescoped: invalid --metrics-addr '%s': expected PORT, ADDR:PORT or [ADDR6]:PORT with a numeric address and a port in 0..65535\n",
-				arg);
-			return EINVAL;
-		}
-		env->metrics_addr = arg;
-		return 0;
-	case OPT_TOP:
-		return parse_long("top", arg, 0, 100000, &env->top) ? EINVAL : 0;
-	case OPT_RING_KB:
-		if (parse_long("ring-kb", arg, 64, 1L << 20, &v))
-			return EINVAL;
-		if (v & (v - 1)) {
-			fprintf(stderr, "cachescoped: invalid --ring-kb '%s': expected a power of two\n", arg);
-			return EINVAL;
-		}
-		env->ring_kb = v;
-		return 0;
-	case OPT_LIVE:
-		return parse_long("live-entries", arg, 1024, 1L << 26, &env->live_entries) ? EINVAL : 0;
-	case OPT_EVICTED:
-		return parse_long("evicted-entries", arg, 1024, 1L << 26, &env->evicted_entries) ? EINVAL : 0;
-	case OPT_TP:
-		if (!strcmp(arg, "auto"))
-			env->tp_mode = TP_AUTO;
-		else if (!strcmp(arg, "btf"))
-			env->tp_mode = TP_BTF;
-		else if (!strcmp(arg, "classic"))
-			env->tp_mode = TP_CLASSIC;
-		else {
-			fprintf(stderr, "cachescoped: invalid --tracepoints '%s': expected auto, btf or classic\n", arg);
-			return EINVAL;
-		}
-		return 0;
-	case OPT_EPS:
-		return parse_double("eps", arg, 0, 2.24, &env->eps) ? EINVAL : 0;
-	case OPT_MIN_PTS:
-		return parse_long("min-pts", arg, 1, 100000, &env->min_pts) ? EINVAL : 0;
-	case OPT_HISTORY:
-		return parse_long("history-s", arg, 1, 3600, &env->history_s) ? EINVAL : 0;
-	case OPT_HISTORY_MAX:
-		return parse_long("history-max", arg, 256, 1l << 24, &env->history_max) ? EINVAL : 0;
-	case OPT_EXPORT_MB:
-		return parse_long("export-mb", arg, 0, 1024, &env->export_mb) ? EINVAL : 0;
-	case OPT_MAX_KEYS:
-		return parse_long("max-keys", arg, 64, 1l << 22, &env->max_keys) ? EINVAL : 0;
-	case OPT_FOLD_MS:
-		return parse_long("fold-ms", arg, 0, 3600000, &env->fold_ms) ? EINVAL : 0;
-	case OPT_SAMPLE: {
-		long n;
-
-		if (!strcmp(arg, "auto")) {
-			env->sample_shift = -1;
-			return 0;
-		}
-		if (parse_long("sample", arg, 1, 1L << CS_SAMPLE_SHIFT_MAX, &n))
-			return EINVAL;
-		if (n & (n - 1)) {
-			fprintf(stderr, "cachescoped: invalid --sample '%s': expected auto or a power of two in 1..%d\n",
-				arg, 1 << CS_SAMPLE_SHIFT_MAX);
-			return EINVAL;
-		}
-		env->sample_shift = __builtin_ctzl(n);
-		return 0;
+	default:
+		return -1;
 	}
-	case OPT_SAMPLE_BUDGET:
-		return parse_long("sample-budget", arg, 1000, 100000000, &env->sample_budget) ? EINVAL : 0;
-	case OPT_RULE:
-		if (!strchr(arg, '=')) {
-			fprintf(stderr, "cachescoped: invalid --rule '%s': expected NAME=VALUE\n", arg);
-			return EINVAL;
-		}
-		if (env->nrule_args >= (int)(sizeof(env->rule_args) / sizeof(env->rule_args[0]))) {
-			fprintf(stderr, "cachescoped: too many --rule options\n");
-			return EINVAL;
-		}
-		env->rule_args[env->nrule_args++] = arg;
-		return 0;
-	case OPT_RULES:
-		env->rules_path = arg;
-		return 0;
+}
+
+/* The workload driven and the GPU library watched: 0 or EINVAL (said on
+ * stderr); -1 for any other key. */
+static int workload_opt(int key, char *arg, struct env *env)
+{
+	switch (key) {
 	case OPT_WORKLOAD:
 		/* kvref's scenarios: one a label, and all of them */
 		if (label_of(arg) == LABEL_NONE && strcmp(arg, "mixed")) {
@@ -314,8 +268,93 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else
 			env->gpu_lib = arg;
 		return 0;
-	case OPT_INTERVAL:
-		return parse_long("interval", arg, 1, 3600, &env->interval_s) ? EINVAL : 0;
+	default:
+		return -1;
+	}
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct env *env = state->input;
+	long v;
+	int rc;
+
+	if ((rc = num_opt(key, arg, env)) >= 0 || (rc = scope_opt(key, arg, env)) >= 0 ||
+	    (rc = workload_opt(key, arg, env)) >= 0)
+		return rc;
+	switch (key) {
+	case 'o':
+		if (!*arg) {
+			fprintf(stderr, "cachescoped: invalid --csv '': expected a file name\n");
+			return EINVAL;
+		}
+		env->csv_path = arg;
+		return 0;
+	case OPT_SOCKET:
+		env->socket_path = strcmp(arg, "none") ? arg : NULL;
+		return 0;
+	case OPT_METRICS_ADDR:
+		if (metrics_parse_addr(arg, &env->metrics_sa, &env->metrics_salen)) {
+			fprintf(stderr, "cachescoped: invalid --metrics-addr '%s': expected PORT, ADDR:PORT or [ADDR6]:PORT with a numeric address and a port in 0..65535\n",
+				arg);
+			return EINVAL;
+		}
+		env->metrics_addr = arg;
+		return 0;
+	case OPT_RING_KB:
+		if (parse_long("ring-kb", arg, 64, 1L << 20, &v))
+			return EINVAL;
+		if (v & (v - 1)) {
+			fprintf(stderr, "cachescoped: invalid --ring-kb '%s': expected a power of two\n", arg);
+			return EINVAL;
+		}
+		env->ring_kb = v;
+		return 0;
+	case OPT_TP:
+		if (!strcmp(arg, "auto"))
+			env->tp_mode = TP_AUTO;
+		else if (!strcmp(arg, "btf"))
+			env->tp_mode = TP_BTF;
+		else if (!strcmp(arg, "classic"))
+			env->tp_mode = TP_CLASSIC;
+		else {
+			fprintf(stderr, "cachescoped: invalid --tracepoints '%s': expected auto, btf or classic\n", arg);
+			return EINVAL;
+		}
+		return 0;
+	case OPT_EPS:
+		return parse_double("eps", arg, 0, 2.24, &env->eps) ? EINVAL : 0;
+	case OPT_SAMPLE: {
+		long n;
+
+		if (!strcmp(arg, "auto")) {
+			env->sample_shift = -1;
+			return 0;
+		}
+		if (parse_long("sample", arg, 1, 1L << CS_SAMPLE_SHIFT_MAX, &n))
+			return EINVAL;
+		if (n & (n - 1)) {
+			fprintf(stderr, "cachescoped: invalid --sample '%s': expected auto or a power of two in 1..%d\n",
+				arg, 1 << CS_SAMPLE_SHIFT_MAX);
+			return EINVAL;
+		}
+		env->sample_shift = __builtin_ctzl(n);
+		return 0;
+	}
+	case OPT_RULE:
+		if (!strchr(arg, '=')) {
+			fprintf(stderr, "cachescoped: invalid --rule '%s': expected NAME=VALUE\n", arg);
+			return EINVAL;
+		}
+		if (env->nrule_args >= (int)(sizeof(env->rule_args) / sizeof(env->rule_args[0]))) {
+			fprintf(stderr, "cachescoped: too many --rule options\n");
+			return EINVAL;
+		}
+		env->rule_args[env->nrule_args++] = arg;
+		return 0;
+	case OPT_RULES:
+		env->rules_path = arg;
+		return 0;
 	case OPT_BPF_STATS:
 		env->bpf_stats = true;
 		return 0;

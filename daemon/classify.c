@@ -351,52 +351,36 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	return LABEL_NORMAL;
 }
 
-/* Leak: live objects that grow and are not freed.  The test is on the old
- * objects (older than a second and ten median lifetimes): their population
- * rises steadily, in many steps, and still rises now.  Where the key's
- * frees are seen (a leak amid churn), two seconds of that rise are enough.
- * Where they are not (a pure leak, or frees no tracepoint reports: kfree_rcu
- * batches drain every 5 s), only a rise longer than that drain is a leak.
- * For slab keys the kernel's own count of the cache must grow too. */
-static enum cs_label classify_leak(const struct rules *r, int dom, const char *key,
-				   const struct evidence *e, const struct kview *kview,
-				   char *reason, size_t n)
+/* The leak test on the events alone: the population of objects older than
+ * the row's age rose, in steps, long enough, by enough of the allocations
+ * meanwhile and not in one jump, and lately.  fr: frees / allocs over the
+ * rise; seen: the key's frees are visible (fr above the rule's share). */
+static bool old_rises(const double *t, const struct evidence *e, double *fr, bool *seen)
 {
 	const struct wrow *row = e->r;
-	const struct wslot *s = row->s;
-	const double *t = r->v;
-	double rise_s = row->old_rise_s, growth, span, kgrowth, got, fr, startup;
-	bool seen, old, coarse;
-	long res;
-	char what[200];
-	int err;
+	double rise_s = row->old_rise_s;
 
-	fr = row->old_rise_allocs ? (double)row->old_rise_frees / row->old_rise_allocs : 0;
-	seen = fr > t[R_LEAK_SEEN_FREE_SHARE];
-	old = row->old_objs > 0 && row->old_steps >= t[R_LEAK_MIN_STEPS] &&
-	      row->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
-	      tracked_rise(e) >= t[R_LEAK_MIN_OBJECTS] &&
-	      (double)row->old_rise >= t[R_LEAK_MIN_SHARE] * (double)row->old_rise_allocs &&
-	      (double)row->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)row->old_rise &&
-	      row->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
-	      rise_s >= (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
-	      row->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
-	if (!old)
-		return LABEL_NONE;
-	growth = row->old_rise / rise_s;
-	span = rise_s;
-	snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s%s (frees/allocs %.2f)",
-		 (long long)row->old_objs, row->age_ns / 1e9, growth, span,
-		 seen ? " amid churn" : "", fr);
-	if (dom != DOM_SLAB) {
-		if (row->old_rise_dropped) {
-			snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile: lost releases could make it",
-				 key, what);
-			return LABEL_NORMAL;
-		}
-		snprintf(reason, n, "leak: %s %s", key, what);
-		return LABEL_LEAK;
-	}
+	*fr = row->old_rise_allocs ? (double)row->old_rise_frees / row->old_rise_allocs : 0;
+	*seen = *fr > t[R_LEAK_SEEN_FREE_SHARE];
+	return row->old_objs > 0 && row->old_steps >= t[R_LEAK_MIN_STEPS] &&
+	       row->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
+	       tracked_rise(e) >= t[R_LEAK_MIN_OBJECTS] &&
+	       (double)row->old_rise >= t[R_LEAK_MIN_SHARE] * (double)row->old_rise_allocs &&
+	       (double)row->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)row->old_rise &&
+	       row->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
+	       rise_s >= (*seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
+	       row->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
+}
+
+/* Old objects of slab cache key that nobody leaks: owned by others and
+ * freed with their owner, vmalloc areas the kernel frees lazily, a cache
+ * the kernel reclaims under memory pressure.  True, with the reason, when
+ * the rise (what) is one of those. */
+static bool kernel_keeps(const char *key, const char *what, const struct evidence *e,
+			 const struct kview *kview, char *reason, size_t n)
+{
+	const struct wrow *row = e->r;
+
 	/* objects owned by others (the slab allocator's own bookkeeping,
 	 * dentry names), freed with their owner: they follow it */
 	if (row->top_site && kview && kview->site_name) {
@@ -411,7 +395,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 			    !strncmp(key, owned_sites[i].keys, strlen(owned_sites[i].keys))) {
 				snprintf(reason, n, "normal: %s %s, allocated by %s %s",
 					 key, what, sym, owned_sites[i].why);
-				return LABEL_NORMAL;
+				return true;
 			}
 		}
 	}
@@ -421,7 +405,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	if (!strcmp(key, "vmap_area")) {
 		snprintf(reason, n, "normal: %s %s: vmalloc areas the kernel frees lazily, in batches",
 			 key, what);
-		return LABEL_NORMAL;
+		return true;
 	}
 	/* page-cache helpers (buffer_head, radix_tree_node), inodes: freed
 	 * when memory is short; only dentries have a count of those in use */
@@ -429,10 +413,28 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	    kview->cache_reclaimable(kview->ctx, key) == 1) {
 		snprintf(reason, n, "normal: %s %s, in a cache the kernel reclaims under memory pressure: cached, not leaked",
 			 key, what);
-		return LABEL_NORMAL;
+		return true;
 	}
+	return false;
+}
+
+/* A rise of old objects in slab cache key (what; growth per s over span s)
+ * against the kernel's own count of the cache: confirmed, contradicted (frees
+ * the tracepoints did not see), or too coarse to tell, and then trusted only
+ * where the events see the key's frees or the rise outlasts its start-up. */
+static enum cs_label leak_by_count(const double *t, const char *key, const char *what,
+				   double growth, double fr, bool seen, const struct evidence *e,
+				   const struct kview *kview, char *reason, size_t n)
+{
+	const struct wrow *row = e->r;
+	const struct wslot *s = row->s;
+	double rise_s = row->old_rise_s, kgrowth, got, startup;
+	bool coarse;
+	long res;
+	int err;
+
 	err = kview && kview->cache_growth ?
-	      kview->cache_growth(kview->ctx, key, span, &kgrowth, &got) : -ENOSYS;
+	      kview->cache_growth(kview->ctx, key, rise_s, &kgrowth, &got) : -ENOSYS;
 	res = !err && kview->cache_resolution ? kview->cache_resolution(kview->ctx, key) : 0;
 	/* the kernel's count moves in steps of whole slabs: it can only
 	 * contradict a rise larger than the objects it cannot see, or by
@@ -476,6 +478,43 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 		add(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
 	add_site(e, kview, reason, n);
 	return LABEL_LEAK;
+}
+
+/* Leak: live objects that grow and are not freed.  The test is on the old
+ * objects (older than a second and ten median lifetimes): their population
+ * rises steadily, in many steps, and still rises now.  Where the key's
+ * frees are seen (a leak amid churn), two seconds of that rise are enough.
+ * Where they are not (a pure leak, or frees no tracepoint reports: kfree_rcu
+ * batches drain every 5 s), only a rise longer than that drain is a leak.
+ * For slab keys the kernel's own count of the cache must grow too. */
+static enum cs_label classify_leak(const struct rules *r, int dom, const char *key,
+				   const struct evidence *e, const struct kview *kview,
+				   char *reason, size_t n)
+{
+	const struct wrow *row = e->r;
+	const double *t = r->v;
+	double growth, fr;
+	char what[200];
+	bool seen;
+
+	if (!old_rises(t, e, &fr, &seen))
+		return LABEL_NONE;
+	growth = row->old_rise / row->old_rise_s;
+	snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s%s (frees/allocs %.2f)",
+		 (long long)row->old_objs, row->age_ns / 1e9, growth, row->old_rise_s,
+		 seen ? " amid churn" : "", fr);
+	if (dom != DOM_SLAB) {
+		if (row->old_rise_dropped) {
+			snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile: lost releases could make it",
+				 key, what);
+			return LABEL_NORMAL;
+		}
+		snprintf(reason, n, "leak: %s %s", key, what);
+		return LABEL_LEAK;
+	}
+	if (kernel_keeps(key, what, e, kview, reason, n))
+		return LABEL_NORMAL;
+	return leak_by_count(t, key, what, growth, fr, seen, e, kview, reason, n);
 }
 
 static enum cs_label classify_host(const struct rules *r, int dom, const char *key,

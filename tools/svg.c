@@ -232,77 +232,225 @@ static int cluster_size_desc(const void *x, const void *y)
 
 static const char *const dim_name[FEAT_DIM] = { "freq", "hot", "entropy", "locality", "numa" };
 
+/* The scatter's plot area and the PCA plane's bounds drawn in it. */
+struct plane {
+	double px0, py0, pw, ph;
+	double lo[2], hi[2];
+};
+
+static double plane_x(const struct plane *p, double v)
+{
+	return p->px0 + (v - p->lo[0]) / (p->hi[0] - p->lo[0]) * p->pw;
+}
+
+static double plane_y(const struct plane *p, double v)
+{
+	return p->py0 + p->ph - (v - p->lo[1]) / (p->hi[1] - p->lo[1]) * p->ph;
+}
+
+/* The n vectors' coordinates in the plane of their first two principal
+ * components (xy, two per vector; var: the share of the variance of each,
+ * load: the features' loadings on them), and the plane's bounds with a
+ * margin.  0, or -ENOMEM / pca2's error. */
+static int project(const struct offline *o, double *xy, double var[2], double *load,
+		   struct plane *p)
+{
+	size_t n = o->an.n, i;
+	double *pts;
+	int k, err;
+
+	pts = malloc(n * FEAT_DIM * sizeof(*pts));
+	if (!pts)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		memcpy(pts + i * FEAT_DIM, o->an.v[i].f.v, sizeof(o->an.v[i].f.v));
+	err = pca2(pts, n, FEAT_DIM, xy, var, load);
+	free(pts);
+	if (err)
+		return err;
+	for (k = 0; k < 2; k++) {
+		p->lo[k] = p->hi[k] = xy[k];
+		for (i = 1; i < n; i++) {
+			if (xy[i * 2 + k] < p->lo[k])
+				p->lo[k] = xy[i * 2 + k];
+			if (xy[i * 2 + k] > p->hi[k])
+				p->hi[k] = xy[i * 2 + k];
+		}
+		if (p->hi[k] - p->lo[k] < 1e-9) {
+			p->lo[k] -= 0.5;
+			p->hi[k] += 0.5;
+		} else {
+			double pad = (p->hi[k] - p->lo[k]) * 0.04;
+
+			p->lo[k] -= pad;
+			p->hi[k] += pad;
+		}
+	}
+	return 0;
+}
+
+/* The plot area's frame, its grid and ticks, and the axes' titles. */
+static void plane_axes(FILE *f, const struct plane *p)
+{
+	int k;
+
+	fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfbfc\" stroke=\"#9aa0a8\"/>\n",
+		p->px0, p->py0, p->pw, p->ph);
+	for (k = 0; k < 2; k++) {
+		double step = nice_step(p->hi[k] - p->lo[k], 6), t;
+
+		for (t = ceil(p->lo[k] / step) * step; t <= p->hi[k]; t += step) {
+			double v = fabs(t) < step * 1e-6 ? 0 : t;
+
+			if (k == 0) {
+				double x = plane_x(p, t);
+
+				fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" class=\"grid\"/><text x=\"%.1f\" y=\"%.0f\" class=\"tick\" text-anchor=\"middle\">%g</text>\n",
+					x, p->py0, x, p->py0 + p->ph, x, p->py0 + p->ph + 16, v);
+			} else {
+				double y = plane_y(p, t);
+
+				fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" class=\"grid\"/><text x=\"%.0f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%g</text>\n",
+					p->px0, y, p->px0 + p->pw, y, p->px0 - 6, y + 4, v);
+			}
+		}
+	}
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"axis\" text-anchor=\"middle\">PC1</text>\n",
+		p->px0 + p->pw / 2, p->py0 + p->ph + 36);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 %.0f %.0f)\">PC2</text>\n",
+		p->px0 - 44, p->py0 + p->ph / 2, p->px0 - 44, p->py0 + p->ph / 2);
+}
+
+/* Every every-th vector: a dot in its cluster's colour, a cross for noise,
+ * and a ring in its label's colour over an anomalous one. */
+static void plane_points(FILE *f, const struct offline *o, const double *xy, size_t every,
+			 const struct plane *p, const int *colour_of)
+{
+	size_t n = o->an.n, i;
+
+	fprintf(f, "<g fill-opacity=\"0.55\">\n");
+	for (i = 0; i < n; i += every) {
+		int c = o->an.v[i].cluster;
+
+		if (c == CLUSTER_NOISE)
+			continue;
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+			plane_x(p, xy[i * 2]), plane_y(p, xy[i * 2 + 1]), cluster_colour[colour_of[c]]);
+	}
+	fprintf(f, "</g>\n<g stroke=\"#222\" stroke-width=\"1.2\">\n");
+	for (i = 0; i < n; i += every) {
+		if (o->an.v[i].cluster != CLUSTER_NOISE)
+			continue;
+		fprintf(f, "<path d=\"M%.1f %.1fl5 5m0 -5l-5 5\"/>\n",
+			plane_x(p, xy[i * 2]) - 2.5, plane_y(p, xy[i * 2 + 1]) - 2.5);
+	}
+	fprintf(f, "</g>\n");
+	/* anomalous vectors ringed in their label's colour, over the rest */
+	fprintf(f, "<g fill=\"none\" stroke-width=\"1.6\">\n");
+	for (i = 0; i < n; i += every) {
+		const struct vec_entry *v = &o->an.v[i];
+
+		if (v->label == LABEL_NORMAL)
+			continue;
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" stroke=\"%s\"/>\n",
+			plane_x(p, xy[i * 2]), plane_y(p, xy[i * 2 + 1]), label_colour[v->label]);
+	}
+	fprintf(f, "</g>\n");
+}
+
+/* Component k in words: its share of the variance and its three largest
+ * loadings. */
+static void axis_words(char *text, size_t size, int k, const double var[2], const double *load)
+{
+	int order[FEAT_DIM], a, b, d;
+	size_t len;
+
+	for (d = 0; d < FEAT_DIM; d++)
+		order[d] = d;
+	for (a = 0; a < FEAT_DIM; a++)
+		for (b = a + 1; b < FEAT_DIM; b++)
+			if (fabs(load[order[b] * 2 + k]) > fabs(load[order[a] * 2 + k])) {
+				int t = order[a];
+
+				order[a] = order[b];
+				order[b] = t;
+			}
+	len = (size_t)snprintf(text, size, "PC%d (%.0f%% of the variance) \xe2\x89\x88", k + 1,
+			       100 * var[k]);
+	for (a = 0; a < 3 && len < size; a++)
+		len += (size_t)snprintf(text + len, size - len, " %s%.2f %s",
+					a && load[order[a] * 2 + k] >= 0 ? "+" : "",
+					load[order[a] * 2 + k], dim_name[order[a]]);
+}
+
+/* The legend: clusters by size (cs), then noise, then the rings, then the
+ * axes in words. */
+static void plane_legend(FILE *f, const struct offline *o, const struct cluster_info *cs,
+			 const int *colour_of, const struct plane *p, const double var[2],
+			 const double *load)
+{
+	double lx = p->px0 + p->pw + 30, ly = p->py0 + 8;
+	size_t shown_c = o->an.nclusters < 14 ? o->an.nclusters : 14, i;
+	char text[160];
+	int k;
+
+	fprintf(f, "<text y=\"%.0f\" class=\"lgh\"><tspan x=\"%.0f\">id</tspan><tspan x=\"%.0f\">label</tspan><tspan x=\"%.0f\" text-anchor=\"end\">size</tspan><tspan x=\"%.0f\">busiest keys</tspan></text>\n",
+		ly, lx + 16, lx + 44, lx + 180, lx + 190);
+	ly += 20;
+	for (i = 0; i < shown_c; i++, ly += 19) {
+		fprintf(f, "<circle cx=\"%.0f\" cy=\"%.0f\" r=\"5\" fill=\"%s\" fill-opacity=\"0.8\"/>",
+			lx + 5, ly - 4, cluster_colour[colour_of[cs[i].id]]);
+		fprintf(f, "<text y=\"%.0f\" class=\"lg\"><tspan x=\"%.0f\">%d</tspan><tspan x=\"%.0f\" fill=\"%s\" font-weight=\"bold\">%s</tspan><tspan x=\"%.0f\" text-anchor=\"end\">%u</tspan><tspan x=\"%.0f\">",
+			ly, lx + 16, cs[i].id, lx + 44,
+			cs[i].label == LABEL_NORMAL ? "#555" : label_colour[cs[i].label],
+			label_title[cs[i].label], lx + 180, cs[i].size, lx + 190);
+		xml_text(f, cs[i].keys, 32);
+		fputs("</tspan>", f);
+		fputs("</text>\n", f);
+	}
+	if (o->an.nclusters > shown_c)
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">\xe2\x80\xa6 %zu smaller clusters</text>\n",
+			lx + 16, ly, o->an.nclusters - shown_c), ly += 19;
+	fprintf(f, "<path d=\"M%.0f %.0fl7 7m0 -7l-7 7\" stroke=\"#222\" stroke-width=\"1.4\"/>",
+		lx + 1.5, ly - 8);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">noise: %u vectors</text>\n", lx + 16, ly,
+		o->an.noise);
+	ly += 19;
+	fprintf(f, "<circle cx=\"%.0f\" cy=\"%.0f\" r=\"5\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"/>",
+		lx + 5, ly - 4, label_colour[LABEL_LEAK]);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">ring: a vector labelled thrash, false sharing or leak (its colour)</text>\n",
+		lx + 16, ly);
+	ly += 30;
+	for (k = 0; k < 2 && o->an.n; k++) {
+		axis_words(text, sizeof(text), k, var, load);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">%s</text>\n", lx, ly, text);
+		ly += 19;
+	}
+}
+
 /* Panel 2: the vectors in the PCA plane. */
 static double scatter(FILE *f, const struct offline *o, double y0)
 {
-	double *pts = NULL, *xy = NULL, var[2] = { 0, 0 }, lo[2] = { 0, 0 }, hi[2] = { 1, 1 };
-	double load[FEAT_DIM * 2] = { 0 };
-	double px0 = MARGIN + 70, py0 = y0 + 60, pw = SCATTER_W - 90, ph = SCATTER_H - 110;
+	struct plane p = { .px0 = MARGIN + 70, .py0 = y0 + 60, .pw = SCATTER_W - 90,
+			   .ph = SCATTER_H - 110, .lo = { 0, 0 }, .hi = { 1, 1 } };
+	double *xy = NULL, var[2] = { 0, 0 }, load[FEAT_DIM * 2] = { 0 };
 	struct cluster_info *cs = NULL;
 	size_t n = o->an.n, i, every = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
-	int *colour_of = NULL, maxid = 0, d, k;
+	int *colour_of = NULL, maxid = 0;
 
 	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"h2\">Vectors by cluster</text>\n", MARGIN, y0 + 20);
 	if (n) {
-		pts = malloc(n * FEAT_DIM * sizeof(*pts));
 		xy = malloc(n * 2 * sizeof(*xy));
-		if (!pts || !xy)
+		if (!xy || project(o, xy, var, load, &p))
 			goto out;
-		for (i = 0; i < n; i++)
-			memcpy(pts + i * FEAT_DIM, o->an.v[i].f.v, sizeof(o->an.v[i].f.v));
-		if (pca2(pts, n, FEAT_DIM, xy, var, load))
-			goto out;
-		for (k = 0; k < 2; k++) {
-			lo[k] = hi[k] = xy[k];
-			for (i = 1; i < n; i++) {
-				if (xy[i * 2 + k] < lo[k])
-					lo[k] = xy[i * 2 + k];
-				if (xy[i * 2 + k] > hi[k])
-					hi[k] = xy[i * 2 + k];
-			}
-			if (hi[k] - lo[k] < 1e-9) {
-				lo[k] -= 0.5;
-				hi[k] += 0.5;
-			} else {
-				double pad = (hi[k] - lo[k]) * 0.04;
-
-				lo[k] -= pad;
-				hi[k] += pad;
-			}
-		}
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"sub\">%zu vectors in the plane of the first two principal components of their 5 features (eps %.3f, min_pts %u)",
 		MARGIN, y0 + 38, n, o->an.eps, o->an.min_pts);
 	if (every > 1)
 		fprintf(f, "; every %zu-th drawn", every);
 	fputs("</text>\n", f);
-	/* frame, ticks, axis titles */
-	fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfbfc\" stroke=\"#9aa0a8\"/>\n",
-		px0, py0, pw, ph);
-	for (k = 0; k < 2; k++) {
-		double step = nice_step(hi[k] - lo[k], 6), t;
-
-		for (t = ceil(lo[k] / step) * step; t <= hi[k]; t += step) {
-			double v = fabs(t) < step * 1e-6 ? 0 : t;
-
-			if (k == 0) {
-				double x = px0 + (t - lo[0]) / (hi[0] - lo[0]) * pw;
-
-				fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" class=\"grid\"/><text x=\"%.1f\" y=\"%.0f\" class=\"tick\" text-anchor=\"middle\">%g</text>\n",
-					x, py0, x, py0 + ph, x, py0 + ph + 16, v);
-			} else {
-				double y = py0 + ph - (t - lo[1]) / (hi[1] - lo[1]) * ph;
-
-				fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" class=\"grid\"/><text x=\"%.0f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%g</text>\n",
-					px0, y, px0 + pw, y, px0 - 6, y + 4, v);
-			}
-		}
-	}
-	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"axis\" text-anchor=\"middle\">PC1</text>\n",
-		px0 + pw / 2, py0 + ph + 36);
-	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 %.0f %.0f)\">PC2</text>\n",
-		px0 - 44, py0 + ph / 2, px0 - 44, py0 + ph / 2);
-	/* the points: a colour per cluster, the biggest clusters first */
+	plane_axes(f, &p);
+	/* a colour per cluster, the biggest clusters first */
 	cs = malloc((o->an.nclusters + 1) * sizeof(*cs));
 	if (!cs)
 		goto out;
@@ -316,102 +464,11 @@ static double scatter(FILE *f, const struct offline *o, double y0)
 		goto out;
 	for (i = 0; i < o->an.nclusters; i++)
 		colour_of[cs[i].id] = (int)(i % NCOLOURS);
-	fprintf(f, "<g fill-opacity=\"0.55\">\n");
-	for (i = 0; i < n; i += every) {
-		int c = o->an.v[i].cluster;
-		double x = px0 + (xy[i * 2] - lo[0]) / (hi[0] - lo[0]) * pw;
-		double y = py0 + ph - (xy[i * 2 + 1] - lo[1]) / (hi[1] - lo[1]) * ph;
-
-		if (c == CLUSTER_NOISE)
-			continue;
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", x, y,
-			cluster_colour[colour_of[c]]);
-	}
-	fprintf(f, "</g>\n<g stroke=\"#222\" stroke-width=\"1.2\">\n");
-	for (i = 0; i < n; i += every) {
-		double x = px0 + (xy[i * 2] - lo[0]) / (hi[0] - lo[0]) * pw;
-		double y = py0 + ph - (xy[i * 2 + 1] - lo[1]) / (hi[1] - lo[1]) * ph;
-
-		if (o->an.v[i].cluster != CLUSTER_NOISE)
-			continue;
-		fprintf(f, "<path d=\"M%.1f %.1fl5 5m0 -5l-5 5\"/>\n", x - 2.5, y - 2.5);
-	}
-	fprintf(f, "</g>\n");
-	/* anomalous vectors ringed in their label's colour, over the rest */
-	fprintf(f, "<g fill=\"none\" stroke-width=\"1.6\">\n");
-	for (i = 0; i < n; i += every) {
-		const struct vec_entry *v = &o->an.v[i];
-		double x = px0 + (xy[i * 2] - lo[0]) / (hi[0] - lo[0]) * pw;
-		double y = py0 + ph - (xy[i * 2 + 1] - lo[1]) / (hi[1] - lo[1]) * ph;
-
-		if (v->label == LABEL_NORMAL)
-			continue;
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" stroke=\"%s\"/>\n", x, y,
-			label_colour[v->label]);
-	}
-	fprintf(f, "</g>\n");
-	/* the legend: clusters by size, then noise, then the rings */
-	{
-		double lx = px0 + pw + 30, ly = py0 + 8;
-		size_t shown_c = o->an.nclusters < 14 ? o->an.nclusters : 14;
-
-		fprintf(f, "<text y=\"%.0f\" class=\"lgh\"><tspan x=\"%.0f\">id</tspan><tspan x=\"%.0f\">label</tspan><tspan x=\"%.0f\" text-anchor=\"end\">size</tspan><tspan x=\"%.0f\">busiest keys</tspan></text>\n",
-			ly, lx + 16, lx + 44, lx + 180, lx + 190);
-		ly += 20;
-		for (i = 0; i < shown_c; i++, ly += 19) {
-			fprintf(f, "<circle cx=\"%.0f\" cy=\"%.0f\" r=\"5\" fill=\"%s\" fill-opacity=\"0.8\"/>",
-				lx + 5, ly - 4, cluster_colour[colour_of[cs[i].id]]);
-			fprintf(f, "<text y=\"%.0f\" class=\"lg\"><tspan x=\"%.0f\">%d</tspan><tspan x=\"%.0f\" fill=\"%s\" font-weight=\"bold\">%s</tspan><tspan x=\"%.0f\" text-anchor=\"end\">%u</tspan><tspan x=\"%.0f\">",
-				ly, lx + 16, cs[i].id, lx + 44,
-				cs[i].label == LABEL_NORMAL ? "#555" : label_colour[cs[i].label],
-				label_title[cs[i].label], lx + 180, cs[i].size, lx + 190);
-			xml_text(f, cs[i].keys, 32);
-			fputs("</tspan>", f);
-			fputs("</text>\n", f);
-		}
-		if (o->an.nclusters > shown_c)
-			fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">\xe2\x80\xa6 %zu smaller clusters</text>\n",
-				lx + 16, ly, o->an.nclusters - shown_c), ly += 19;
-		fprintf(f, "<path d=\"M%.0f %.0fl7 7m0 -7l-7 7\" stroke=\"#222\" stroke-width=\"1.4\"/>",
-			lx + 1.5, ly - 8);
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">noise: %u vectors</text>\n", lx + 16, ly,
-			o->an.noise);
-		ly += 19;
-		fprintf(f, "<circle cx=\"%.0f\" cy=\"%.0f\" r=\"5\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"/>",
-			lx + 5, ly - 4, label_colour[LABEL_LEAK]);
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">ring: a vector labelled thrash, false sharing or leak (its colour)</text>\n",
-			lx + 16, ly);
-		ly += 30;
-		/* the axes in words: each component's largest loadings */
-		for (k = 0; k < 2 && n; k++) {
-			int order[FEAT_DIM], a, b;
-			char text[160];
-			size_t len;
-
-			for (d = 0; d < FEAT_DIM; d++)
-				order[d] = d;
-			for (a = 0; a < FEAT_DIM; a++)
-				for (b = a + 1; b < FEAT_DIM; b++)
-					if (fabs(load[order[b] * 2 + k]) > fabs(load[order[a] * 2 + k])) {
-						int t = order[a];
-
-						order[a] = order[b];
-						order[b] = t;
-					}
-			len = (size_t)snprintf(text, sizeof(text), "PC%d (%.0f%% of the variance) \xe2\x89\x88", k + 1,
-					       100 * var[k]);
-			for (a = 0; a < 3 && len < sizeof(text); a++)
-				len += (size_t)snprintf(text + len, sizeof(text) - len, " %s%.2f %s",
-							a && load[order[a] * 2 + k] >= 0 ? "+" : "",
-							load[order[a] * 2 + k], dim_name[order[a]]);
-			fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\">%s</text>\n", lx, ly, text);
-			ly += 19;
-		}
-	}
+	plane_points(f, o, xy, every, &p, colour_of);
+	plane_legend(f, o, cs, colour_of, &p, var, load);
 out:
 	free(colour_of);
 	free(cs);
-	free(pts);
 	free(xy);
 	return SCATTER_H;
 }

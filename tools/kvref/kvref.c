@@ -240,7 +240,15 @@ out:
 	return worst <= 1e-3 ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks beyond the workload's options. */
+struct kvref_cli {
+	const char *model_path, *save_path, *cuda_lib;
+	bool cuda, check, json;
+};
+
+/* The command line into o and cl: -1 to go on, else the exit status (0
+ * after --help, 2 for a bad command line, said on stderr). */
+static int parse_args(int argc, char **argv, struct workload_opts *o, struct kvref_cli *cl)
 {
 	static const struct option longopts[] = {
 		{ "scenario", required_argument, NULL, 's' },
@@ -260,19 +268,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct workload_opts o = {
-		.scenario = SC_NORMAL, .duration_s = 10, .workers = 2,
-		.kv_blocks = 512, .block_size = 16, .swap_dir = "/var/tmp", .seed = 1,
-	};
-	const char *model_path = NULL, *save_path = NULL, *cuda_lib = NULL;
-	struct kv_backend be;
-	bool cuda = false, check = false;
-	void *dl = NULL;
-	struct kv_model m = { 0 };
-	struct run_report rep;
-	struct kv_config c;
-	bool json = false;
-	int opt, err, sc;
+	int opt, sc;
 	long v;
 
 	while ((opt = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
@@ -284,22 +280,22 @@ int main(int argc, char **argv)
 					optarg);
 				return 2;
 			}
-			o.scenario = sc;
+			o->scenario = sc;
 			break;
 		case 'd':
 			if (parse_long("duration", optarg, 1, 86400, &v))
 				return 2;
-			o.duration_s = v;
+			o->duration_s = v;
 			break;
 		case 'w':
 			if (parse_long("workers", optarg, 1, 64, &v))
 				return 2;
-			o.workers = v;
+			o->workers = v;
 			break;
 		case 'b':
 			if (parse_long("kv-blocks", optarg, 8, 1 << 20, &v))
 				return 2;
-			o.kv_blocks = v;
+			o->kv_blocks = v;
 			break;
 		case 'B':
 			if (parse_long("block-size", optarg, 1, 48, &v))
@@ -309,21 +305,21 @@ int main(int argc, char **argv)
 					optarg);
 				return 2;
 			}
-			o.block_size = v;
+			o->block_size = v;
 			break;
 		case 'S':
-			o.swap_dir = optarg;
+			o->swap_dir = optarg;
 			break;
 		case 'r':
 			if (parse_long("seed", optarg, 0, LONG_MAX, &v))
 				return 2;
-			o.seed = v;
+			o->seed = v;
 			break;
 		case 'm':
-			model_path = optarg;
+			cl->model_path = optarg;
 			break;
 		case 'M':
-			save_path = optarg;
+			cl->save_path = optarg;
 			break;
 		case 'k':
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
@@ -331,19 +327,19 @@ int main(int argc, char **argv)
 					optarg);
 				return 2;
 			}
-			cuda = !strcmp(optarg, "cuda");
+			cl->cuda = !strcmp(optarg, "cuda");
 			break;
 		case 'L':
-			cuda_lib = optarg;
+			cl->cuda_lib = optarg;
 			break;
 		case 'c':
-			check = true;
+			cl->check = true;
 			break;
 		case 'j':
-			json = true;
+			cl->json = true;
 			break;
 		case 'q':
-			o.quiet = true;
+			o->quiet = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -356,33 +352,63 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvref: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	o.quiet |= json;
+	o->quiet |= cl->json;
+	return -1;
+}
 
-	if (model_path) {
-		err = model_load(&m, model_path);
+/* The model: loaded from the checkpoint asked for, or made of random
+ * weights from seed; saved where asked.  0, or 1 (said on stderr). */
+static int make_model(struct kv_model *m, const struct kvref_cli *cl, uint64_t seed)
+{
+	struct kv_config c;
+	int err;
+
+	if (cl->model_path) {
+		err = model_load(m, cl->model_path);
 		if (err) {
-			fprintf(stderr, "kvref: cannot load model %s: %s\n", model_path,
+			fprintf(stderr, "kvref: cannot load model %s: %s\n", cl->model_path,
 				err == -EINVAL ? "not a llama2.c checkpoint of a sane shape" : strerror(-err));
 			return 1;
 		}
 	} else {
 		kv_config_default(&c);
-		err = model_init_random(&m, &c, o.seed);
+		err = model_init_random(m, &c, seed);
 		if (err) {
 			fprintf(stderr, "kvref: cannot generate weights: %s\n", strerror(-err));
 			return 1;
 		}
 	}
-	if (save_path) {
-		err = model_save(&m, save_path);
+	if (cl->save_path) {
+		err = model_save(m, cl->save_path);
 		if (err) {
-			fprintf(stderr, "kvref: cannot write %s: %s\n", save_path, strerror(-err));
-			model_release(&m);
+			fprintf(stderr, "kvref: cannot write %s: %s\n", cl->save_path, strerror(-err));
+			model_release(m);
 			return 1;
 		}
 	}
-	if (cuda) {
-		err = open_cuda(&m, &be, &dl, cuda_lib);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct workload_opts o = {
+		.scenario = SC_NORMAL, .duration_s = 10, .workers = 2,
+		.kv_blocks = 512, .block_size = 16, .swap_dir = "/var/tmp", .seed = 1,
+	};
+	struct kvref_cli cl = { 0 };
+	struct kv_model m = { 0 };
+	struct run_report rep;
+	struct kv_backend be;
+	void *dl = NULL;
+	int err;
+
+	err = parse_args(argc, argv, &o, &cl);
+	if (err >= 0)
+		return err;
+	if (make_model(&m, &cl, o.seed))
+		return 1;
+	if (cl.cuda) {
+		err = open_cuda(&m, &be, &dl, cl.cuda_lib);
 		if (err) {
 			model_release(&m);
 			return 1;
@@ -391,7 +417,7 @@ int main(int argc, char **argv)
 		kv_backend_cpu(&be, &m);
 	}
 	o.backend = &be;
-	if (check) {
+	if (cl.check) {
 		err = check_backend(&m, &be, &o);
 		be.close(be.ctx);
 		model_release(&m);
@@ -404,7 +430,7 @@ int main(int argc, char **argv)
 		model_release(&m);
 		return 1;
 	}
-	if (json)
+	if (cl.json)
 		report_json(&rep, stdout);
 	else
 		report_print(&rep, stdout);
