@@ -77,7 +77,7 @@ KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvca
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
 BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/keyload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OUTPUT)/tools/offline.o \
-	$(OUTPUT)/tools/svg.o \
+	$(OUTPUT)/tools/svg.o $(OUTPUT)/tools/pca.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
 	$(OUTPUT)/tests/test_plot.o $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/test_install.o \
@@ -197,7 +197,7 @@ $(OUTPUT)/kvref: $(KVREF_OBJS)
 
 # the CLI escapes what it prints with the daemon's helper; its offline verbs
 # (cluster, plot) run the daemon's features, rules and DBSCAN over CSV
-OFFLINE_OBJS := $(OUTPUT)/tools/offline.o $(OUTPUT)/tools/svg.o $(OUTPUT)/tools/cli.o $(CORE_LIB)
+OFFLINE_OBJS := $(OUTPUT)/tools/offline.o $(OUTPUT)/tools/svg.o $(OUTPUT)/tools/pca.o $(OUTPUT)/tools/cli.o $(CORE_LIB)
 $(OUTPUT)/cachescope: $(OUTPUT)/tools/cachescope.o $(OFFLINE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(JSONC_LIBS) -lm -o $@

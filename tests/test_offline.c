@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include "helpers/tmpdir.h"
 #include "../tools/offline.h"
+#include "../tools/pca.h"
 
 #define FIXTURE "tests/data/offline-leak.csv"
 #define MIXED "tests/data/offline-mixed.csv"

@@ -79,15 +79,6 @@ void offline_release(struct offline *o);
 /* What the CSV does not carry that the live path reads: one line. */
 extern const char offline_missing[];
 
-/* The first two principal components of n points of dim doubles
- * (row-major; centred, not scaled): out2 gets 2 coordinates per point, var2
- * (may be NULL) the share of the variance each component explains, load
- * (may be NULL) dim x 2 loadings (the unit eigenvectors, row d for feature
- * d; each with its largest entry positive).  Returns 0 or -EINVAL (dim
- * outside 1..8). */
-int pca2(const double *pts, size_t n, unsigned int dim, double *out2, double *var2,
-	 double *load);
-
 /* The verbs, called by cachescope's main with argv[0] the verb. */
 int offline_cluster_main(int argc, char **argv);
 int offline_plot_main(int argc, char **argv);

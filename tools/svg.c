@@ -21,6 +21,7 @@
 #include "../daemon/strutil.h"
 #include "../daemon/window.h"
 #include "offline.h"
+#include "pca.h"
 
 #define W 1280
 #define MARGIN 24
