@@ -399,21 +399,6 @@ static void installed_daemon__workload__found_in_pkglib_status_and_phases(void *
 	free(e);
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	assert_true(fd >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /* The unit's CapabilityBoundingSet= as setpriv's -all,+bpf,+perfmon... */
 static void unit_caps(char *buf, size_t n)
 {

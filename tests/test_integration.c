@@ -201,26 +201,6 @@ static void filter__comm__only_tasks_of_that_name(void **state)
 	assert_true(sum(&t, "filp", pid, "allocs") >= 300);
 }
 
-/* The mount point of the cgroup v2 hierarchy, or NULL. */
-static const char *cgroup2_root(void)
-{
-	static char root[256];
-	char dev[64], dir[256], type[64];
-	FILE *f = fopen("/proc/mounts", "r");
-
-	if (!f)
-		return NULL;
-	while (fscanf(f, "%63s %255s %63s %*[^\n]", dev, dir, type) == 3) {
-		if (!strcmp(type, "cgroup2")) {
-			snprintf(root, sizeof(root), "%s", dir);
-			fclose(f);
-			return root;
-		}
-	}
-	fclose(f);
-	return NULL;
-}
-
 static void filter__cgroup__only_tasks_in_it(void **state)
 {
 	const char *extra[] = { "--cgroup", NULL, NULL };

@@ -36,22 +36,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A loopback port nobody listens on now. */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	assert_true(fd >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 static bool have(const char *tool)
 {
 	char cmd[128];

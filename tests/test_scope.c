@@ -22,26 +22,6 @@
 
 #include "helpers/harness.h"
 
-/* The mount point of the cgroup v2 hierarchy, or NULL. */
-static const char *cgroup2_root(void)
-{
-	static char root[256];
-	char dev[64], dir[256], type[64];
-	FILE *f = fopen("/proc/mounts", "r");
-
-	if (!f)
-		return NULL;
-	while (fscanf(f, "%63s %255s %63s %*[^\n]", dev, dir, type) == 3) {
-		if (!strcmp(type, "cgroup2")) {
-			snprintf(root, sizeof(root), "%s", dir);
-			fclose(f);
-			return root;
-		}
-	}
-	fclose(f);
-	return NULL;
-}
-
 static bool has_rows_of(const struct table *t, long tgid)
 {
 	int r;

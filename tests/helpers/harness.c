@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -433,3 +434,38 @@ int harness_teardown(void **state)
 	return system(cmd);
 }
 
+/* The mount point of the cgroup v2 hierarchy, or NULL. */
+const char *cgroup2_root(void)
+{
+	static char root[256];
+	char dev[64], dir[256], type[64];
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (!f)
+		return NULL;
+	while (fscanf(f, "%63s %255s %63s %*[^\n]", dev, dir, type) == 3) {
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(root, sizeof(root), "%s", dir);
+			fclose(f);
+			return root;
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+/* A loopback port nobody listens on now. */
+int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}

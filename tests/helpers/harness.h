@@ -77,6 +77,11 @@ int anomalies_outside(const struct table *t, long tgid, long skip,
 void expect_no_anomalies(const struct table *t, long tgid, long skip,
 			 const char *const *allowed);
 
+/* The mount point of the cgroup v2 hierarchy, or NULL. */
+const char *cgroup2_root(void);
+/* A loopback port nobody listens on now. */
+int free_port(void);
+
 /* cmocka group setup and teardown: tmpdir, datadir. */
 int harness_setup(void **state);
 int harness_teardown(void **state);
