@@ -319,9 +319,11 @@ void history_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r)
 		h->n++;
 	for (i = 0; i < h->n; i++) {
 		k = (h->head + GROWTH_SAMPLES - h->n + i) % GROWTH_SAMPLES;
-		/* seconds before this window (the slope is the same on any
-		 * origin of time) */
-		x[i] = -(double)((uint64_t)((uint32_t)r->window - h->win[k]) * window_ns) / 1e9;
+		/* the sample's window, whole again from the row's (they are
+		 * far less than 2^32 windows apart), in seconds since the
+		 * first: the slope is the same on any origin of time, but its
+		 * last bits are not, and these are the daemon's since 07bf1d4 */
+		x[i] = (double)((r->window - ((uint32_t)r->window - h->win[k])) * window_ns) / 1e9;
 		y[i] = (double)h->live[k];
 	}
 	r->growth_per_s = stats_slope(x, y, h->n);
