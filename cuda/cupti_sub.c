@@ -28,11 +28,13 @@
  * first (cuptiSubscribe is how CUPTI clients claim the one subscriber slot),
  * register buffer callbacks, enable the kinds, flush every flush_ms from a
  * thread with cuptiActivityFlushAll(0), and force-flush at stop and at exit.
- * When another profiler holds CUPTI, or there is no driver, the library
- * says so in one line on stderr and stays out of the way; those two lines
- * are all it ever prints.  The other way round, while we record, a profiler
- * started later in the same process (torch.profiler, Nsight) is refused by
- * CUPTI: first subscriber wins, as CUPTI defines it.
+ * When another profiler holds CUPTI (named as CUPTI names it, in printable
+ * ASCII), or there is no driver, the library says so in one line on stderr
+ * and stays out of the way; those two lines are all it ever prints.  The
+ * other way round, while we record, a profiler started later in the same
+ * process (torch.profiler, Nsight) is refused by CUPTI: first subscriber
+ * wins, as CUPTI defines it; CACHESCOPE_CUPTI=off, read at injection,
+ * leaves the slot to it.
  */
 #include <ctype.h>
 #include <dlfcn.h>
@@ -72,6 +74,7 @@ static struct {
 	unsigned int n;
 	size_t buffer_bytes;
 	unsigned int flush_ms;
+	bool off;			/* CACHESCOPE_CUPTI=off: no subscription */
 } cfg = { .once = PTHREAD_ONCE_INIT };
 
 static struct cupti_sub_stats st;
@@ -148,6 +151,7 @@ cleanup:
 static int cfg_load(void)
 {
 	int bad = cfg_load_patterns();
+	const char *mode;
 	long v;
 
 	v = cfg_number("CACHESCOPE_CUPTI_BUFFER_MB", 1, CUPTI_SUB_BUFFER_MB_MAX,
@@ -164,6 +168,12 @@ static int cfg_load(void)
 		v = CUPTI_SUB_FLUSH_MS_DEFAULT;
 	}
 	cfg.flush_ms = (unsigned int)v;
+	/* CACHESCOPE_CUPTI=off: leave CUPTI's one subscriber slot to another
+	 * tool (torch.profiler, Kineto, Nsight) for this process */
+	mode = getenv("CACHESCOPE_CUPTI");
+	cfg.off = mode && !strcmp(mode, "off");
+	if (mode && !cfg.off && strcmp(mode, "on"))
+		bad++;
 	ST_ADD(config_errors, (uint64_t)bad);
 	return bad;
 }
@@ -758,17 +768,37 @@ static void sub_enable_optional(void)
 					  __ATOMIC_RELAXED);
 }
 
-/* Subscribe, register the buffers and enable the kinds; 0 or -errno. */
+/* The other subscriber's name as CUPTI wrote it (any bytes, maybe not
+ * terminated) into why, printable ASCII only; "" when CUPTI wrote none. */
+static void sub_holder_name(const char *holder, char *why, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < 2 * CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN && holder[i] && n + 1 < len; i++)
+		why[n++] = holder[i] >= 0x20 && holder[i] < 0x7f ? holder[i] : '?';
+	why[n] = '\0';
+}
+
+/* Subscribe, register the buffers and enable the kinds; 0 or -errno.
+ * -EBUSY when another tool holds CUPTI's one subscriber slot (why: its
+ * name, as CUPTI gives it), -ENODEV for any other refusal. */
 static int sub_attach(char *why, size_t len)
 {
+	char holder[2 * CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
 	CUpti_SubscriberParams params = {
 		.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
 		.subscriberName = SUB_NAME,
+		.oldSubscriberName = holder,
+		.oldSubscriberSize = sizeof(holder),
 	};
 	CUptiResult r;
 	int err;
 
 	r = cuptiSubscribe_v2(&sub.handle, sub_callback, NULL, &params);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		sub_holder_name(holder, why, len);	/* who has the slot */
+		return -EBUSY;
+	}
 	if (r != CUPTI_SUCCESS)
 		return sub_cupti_error("cuptiSubscribe", r, why, len);
 	r = cuptiActivityRegisterCallbacks(sub_buffer_requested,
@@ -811,7 +841,10 @@ static int sub_stop_locked(void)
 /* The library's only output: one line, once per process. */
 static void sub_say(int err, const char *why)
 {
-	if (err == -EBUSY)
+	if (err == -EBUSY && *why)
+		fprintf(stderr, "cachescope-cupti: another CUPTI subscriber is active (%s); "
+			"not recording\n", why);
+	else if (err == -EBUSY)
 		fputs("cachescope-cupti: another CUPTI subscriber is active; "
 		      "not recording\n", stderr);
 	else
@@ -870,6 +903,12 @@ int cupti_sub_start(void)
 		goto cleanup;
 	}
 	cfg_ensure();
+	if (cfg.off) {
+		/* asked to stay out of the way: no subscription, no line */
+		sub.state = SUB_OUT;
+		sub.out_err = err = -ECANCELED;
+		goto cleanup;
+	}
 	err = sub_driver_check(why, sizeof(why));
 	if (!err)
 		err = sub_attach(why, sizeof(why));

@@ -32,6 +32,10 @@
  *   CACHESCOPE_CUPTI_BUFFER_MB activity buffer size, 1..8 MiB (default 4)
  *   CACHESCOPE_CUPTI_FLUSH_MS  period of cuptiActivityFlushAll(0),
  *                             0..60000 ms, 0 = no flush thread (default 100)
+ *   CACHESCOPE_CUPTI           off: do not subscribe (CUPTI's one subscriber
+ *                             slot stays free for torch.profiler or Nsight;
+ *                             cupti_sub_start says -ECANCELED, and nothing);
+ *                             on (default) records
  * A value out of range or malformed is ignored (the default is used) and
  * counted in cupti_sub_stats.config_errors.
  */

@@ -710,6 +710,9 @@ static struct {
 	uint64_t enabled, disabled;	/* bit per kind */
 	size_t dropped;			/* next GetNumDroppedRecords answer */
 	bool block_subscribe;		/* cuptiSubscribe_v2 never returns */
+	/* CUPTI's one subscriber slot: who holds it ("" nobody); a holder
+	 * refuses every other subscriber and is named to it */
+	char holder[64];
 	int in_subscribe;
 	CUpti_BuffersCallbackRequestFunc requested;
 	CUpti_BuffersCallbackCompleteFunc completed;
@@ -734,13 +737,20 @@ CUptiResult CUPTIAPI __wrap_cuptiSubscribe_v2(CUpti_SubscriberHandle *h,
 	(void)cb;
 	(void)u;
 	assert_non_null(p);
-	assert_string_equal(p->subscriberName, "cachescope");
+	assert_non_null(p->subscriberName);
 	__atomic_store_n(&mock.in_subscribe, 1, __ATOMIC_SEQ_CST);
 	while (mock.block_subscribe)
 		pause();
 	if (mock.subscribe_rc != CUPTI_SUCCESS)
 		return mock.subscribe_rc;
-	mock.subscribes++;
+	if (*mock.holder) {
+		if (p->oldSubscriberName && p->oldSubscriberSize)
+			snprintf(p->oldSubscriberName, p->oldSubscriberSize, "%s", mock.holder);
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	}
+	if (!strcmp(p->subscriberName, "cachescope"))
+		mock.subscribes++;
+	snprintf(mock.holder, sizeof(mock.holder), "%s", p->subscriberName);
 	*h = (CUpti_SubscriberHandle)&mock;
 	return CUPTI_SUCCESS;
 }
@@ -750,6 +760,7 @@ CUptiResult CUPTIAPI __wrap_cuptiUnsubscribe(CUpti_SubscriberHandle h)
 {
 	assert_ptr_equal(h, &mock);
 	mock.unsubscribes++;
+	mock.holder[0] = '\0';
 	return CUPTI_SUCCESS;
 }
 
@@ -1062,6 +1073,104 @@ static void start__other_subscriber__one_line_ebusy(void **state)
 			    "is active; not recording\n");
 }
 
+/* Another profiler that subscribes as torch.profiler's Kineto does. */
+static CUptiResult other_tool_subscribes(const char *name)
+{
+	CUpti_SubscriberParams p = {
+		.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+		.subscriberName = name,
+	};
+	CUpti_SubscriberHandle h;
+
+	return __wrap_cuptiSubscribe_v2(&h, NULL, NULL, &p);
+}
+
+/* The other tool first: the library names it, records nothing and lets
+ * the process run (InitializeInjection answers 1 whatever start says). */
+static void start__other_tool_first__named_not_recording(void **state)
+{
+	struct run r;
+
+	(void)state;
+	assert_int_equal(other_tool_subscribes("CUPTI for Kineto"), CUPTI_SUCCESS);
+	start_in_child(&r);
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	assert_string_equal(r.err, "cachescope-cupti: another CUPTI subscriber is active "
+			    "(CUPTI for Kineto); not recording\n");
+}
+
+/* A name CUPTI passes on is anyone's: what is not printable ASCII is not
+ * written to the process's stderr. */
+static void start__other_tool_odd_name__printable_only(void **state)
+{
+	struct run r;
+
+	(void)state;
+	assert_int_equal(other_tool_subscribes("ev\x1b[2Jil\xc3\xa9"), CUPTI_SUCCESS);
+	start_in_child(&r);
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	assert_string_equal(r.err, "cachescope-cupti: another CUPTI subscriber is active "
+			    "(ev?[2Jil?" "?); not recording\n");
+}
+
+/* Ours first: CUPTI refuses the other tool while we record, as it defines
+ * it (first subscriber wins); once we stop, the slot is the other's. */
+static void start__ours_first__other_tool_refused_until_stop(void **state)
+{
+	(void)state;
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_int_equal(other_tool_subscribes("CUPTI for Kineto"),
+			 CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+	assert_int_equal(cupti_sub_stop(), 0);
+	assert_int_equal(other_tool_subscribes("CUPTI for Kineto"), CUPTI_SUCCESS);
+}
+
+/* CACHESCOPE_CUPTI=off, read at injection: the library does not subscribe,
+ * says nothing, and the other tool gets the slot.  Any value but on and
+ * off is a configuration error, and the library records. */
+static void start__cupti_off__slot_left_to_other_tool(void **state)
+{
+	int fd[2], status;
+	char buf[256];
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct cupti_sub_stats st;
+
+		close(fd[0]);
+		dup2(fd[1], 2);
+		setenv("CACHESCOPE_CUPTI", "off", 1);
+		if (cupti_sub_reset() != 0 || cupti_sub_start() != -ECANCELED ||
+		    mock.subscribes != 0 ||
+		    other_tool_subscribes("CUPTI for Kineto") != CUPTI_SUCCESS)
+			_exit(1);
+		*mock.holder = '\0';
+		cupti_sub_get_stats(&st);
+		if (st.config_errors)
+			_exit(2);
+		_exit(0);
+	}
+	close(fd[1]);
+	n = read(fd[0], buf, sizeof(buf));
+	close(fd[0]);
+	assert_int_equal(n, 0);		/* not a word */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	setenv("CACHESCOPE_CUPTI", "maybe", 1);
+	assert_int_equal(cupti_sub_reset(), 1);
+	unsetenv("CACHESCOPE_CUPTI");
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_int_equal(cupti_sub_stop(), 0);
+}
+
 static void start__register_refused_multiple__one_line_ebusy(void **state)
 {
 	struct run r;
@@ -1202,6 +1311,10 @@ int main(void)
 		M(atexit__thread_holds_lock_in_start__exit_does_not_hang),
 		M(start__other_subscriber__one_line_ebusy),
 		M(start__register_refused_multiple__one_line_ebusy),
+		M(start__other_tool_first__named_not_recording),
+		M(start__other_tool_odd_name__printable_only),
+		M(start__ours_first__other_tool_refused_until_stop),
+		M(start__cupti_off__slot_left_to_other_tool),
 		M(start__kernel_kind_refused__one_line_enodev),
 		M(start__no_libcuda__one_line_enodev),
 		T(nodriver__injection_path_without_driver__one_line_exit_0),
