@@ -93,7 +93,7 @@ HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_CFLAGS = $(filter-out -MMD -MP,$(CS_CFLAGS)) -I$(CUDA)/include
 CUPTI_WRAPS := cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks \
 	cuptiActivityEnable cuptiActivityDisable cuptiActivityFlushAll \
-	cuptiActivityGetNumDroppedRecords dlopen
+	cuptiActivityGetNumDroppedRecords cuptiActivityRegisterTimestampCallback dlopen
 # The CUDA backend of kvref (kvref_cuda.so) is built where nvcc exists: A100
 # (sm_80) and H100/H200 (sm_90) code, and sm_90 PTX for newer GPUs to JIT.
 NVCC ?= $(CUDA)/bin/nvcc

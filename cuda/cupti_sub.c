@@ -768,6 +768,17 @@ static void sub_enable_optional(void)
 					  __ATOMIC_RELAXED);
 }
 
+/* CUPTI's timestamps on CLOCK_MONOTONIC, the clock of the daemon's windows
+ * (bpf_ktime_get_ns): a record's start and end say when its kernel or copy
+ * ran in the daemon's time, not when its buffer was delivered. */
+static uint64_t CUPTIAPI sub_timestamp(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 /* The other subscriber's name as CUPTI wrote it (any bytes, maybe not
  * terminated) into why, printable ASCII only; "" when CUPTI wrote none. */
 static void sub_holder_name(const char *holder, char *why, size_t len)
@@ -807,6 +818,10 @@ static int sub_attach(char *why, size_t len)
 		err = sub_cupti_error("cuptiActivityRegisterCallbacks", r, why, len);
 		goto cleanup;
 	}
+	/* before any kind is enabled, as CUPTI asks; refused, the records
+	 * keep CUPTI's own clock and the daemon windows them by arrival */
+	if (cuptiActivityRegisterTimestampCallback(sub_timestamp) == CUPTI_SUCCESS)
+		ST_ADD(monotonic_clock, 1);
 	r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (r != CUPTI_SUCCESS) {
 		err = sub_cupti_error("cuptiActivityEnable", r, why, len);

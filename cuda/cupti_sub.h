@@ -104,6 +104,9 @@ struct cupti_sub_stats {
 	uint64_t flushes;		/* periodic cuptiActivityFlushAll(0) calls */
 	uint64_t enabled_kinds;		/* bit (1 << kind) per enabled kind */
 	uint64_t config_errors;		/* environment values ignored */
+	uint64_t monotonic_clock;	/* starts whose records are stamped on
+					 * CLOCK_MONOTONIC (the timestamp callback
+					 * taken): 1 while recording */
 	/* the KV decision per function (CACHESCOPE_KV_CACHE) */
 	uint64_t kv_cache_hits;
 	uint64_t kv_cache_misses;	/* decided by the patterns, then cached */

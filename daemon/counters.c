@@ -94,6 +94,7 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->cluster_last_s = c->cluster_ms / 1000;
 	m->gpu_records = c->gpu_records;
 	m->cupti_dropped = c->cupti_dropped;
+	m->gpu_late = c->w.gpu_late;
 	m->sample_shift = c->sample_shift;
 	m->sample_shift_peak = c->sample_shift_peak;
 	m->sample_slots = c->sample_slots;

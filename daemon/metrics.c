@@ -256,6 +256,9 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 		"Records of the CUPTI library received", m->gpu_records);
 	one_u64(f, "cachescope_cupti_dropped_records_total", "counter",
 		"Records CUPTI said it dropped", m->cupti_dropped);
+	one_u64(f, "cachescope_gpu_late_records_total", "counter",
+		"GPU records whose work ran in a window closed before they came (folded into the oldest open one)",
+		m->gpu_late);
 	one_u64(f, "cachescope_slab_sample_shift", "gauge",
 		"Largest slab sampling shift now: 1 in 2^shift objects tracked", m->sample_shift);
 	one_u64(f, "cachescope_slab_sample_shift_peak", "gauge",

@@ -767,6 +767,29 @@ static int add_event(struct wtable *wt, const struct cs_event *e)
 	return apply_event(wt, e);
 }
 
+/* The CUPTI library stamps its records on CLOCK_MONOTONIC, the daemon's
+ * clock (cupti_sub.c's sub_timestamp), and hands them over when CUPTI
+ * delivers their buffer, up to a flush period or more after the work ran.
+ * A start before the record came, and not longer ago than this, is the
+ * daemon's time; anything else (CUPTI's own clock, where the callback was
+ * refused, or a forged value) leaves the record at its arrival. */
+#define GPU_MAX_DELAY_NS (60 * NSEC_PER_SEC)
+
+/* A gpu record in the window in which its kernel or copy began. */
+static int add_gpu(struct wtable *wt, const struct cs_event *e)
+{
+	struct cs_event g;
+
+	if (!e->gpu.start || e->gpu.start > e->ts_ns || e->ts_ns - e->gpu.start > GPU_MAX_DELAY_NS)
+		return add_event(wt, e);
+	g = *e;
+	g.ts_ns = e->gpu.start;
+	wt->st.gpu_run_timed++;
+	if (wtable_window_of(wt, g.ts_ns) < wt->cur)
+		wt->st.gpu_late++;
+	return add_event(wt, &g);
+}
+
 void wtable_close_until(struct wtable *wt, uint64_t now_ns)
 {
 	while (wt->t0_ns + (wt->cur + 1) * wt->window_ns <= now_ns)
@@ -811,6 +834,8 @@ int wtable_add(struct wtable *wt, const struct cs_event *e)
 		return 0;
 	if (e->type == CS_EV_KV)
 		return kv_queue(wt, e);
+	if (e->type == CS_EV_GPU)
+		return add_gpu(wt, e);
 	if (e->type != CS_EV_SLAB_ALLOC || !(e->flags & CS_F_UNSEEN))
 		return add_event(wt, e);
 	/* an alloc over a live address: first the unseen free of the object

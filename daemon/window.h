@@ -205,6 +205,11 @@ struct wtable_stats {
 	uint64_t rejected;
 	uint64_t rejected_by[REJ_N];
 	uint32_t rejected_tgid;
+	/* gpu records windowed by when their work ran (their start, on the
+	 * daemon's clock), and of those the ones whose window had closed by
+	 * the time they came: counted in late too, and folded into the oldest
+	 * open window */
+	uint64_t gpu_run_timed, gpu_late;
 	uint64_t kv_blocks;	/* per-block state held now, all pools */
 	uint64_t kv_queue_full;	/* kv records applied early: the queue was full */
 };

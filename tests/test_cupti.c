@@ -713,6 +713,8 @@ static struct {
 	/* CUPTI's one subscriber slot: who holds it ("" nobody); a holder
 	 * refuses every other subscriber and is named to it */
 	char holder[64];
+	CUpti_TimestampCallbackFunc timestamp;	/* registered by the library */
+	CUptiResult timestamp_rc;
 	int in_subscribe;
 	CUpti_BuffersCallbackRequestFunc requested;
 	CUpti_BuffersCallbackCompleteFunc completed;
@@ -774,6 +776,15 @@ CUptiResult CUPTIAPI __wrap_cuptiActivityRegisterCallbacks(
 	mock.requested = req;
 	mock.completed = done;
 	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f);
+CUptiResult CUPTIAPI __wrap_cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+	/* before any kind, as CUPTI asks */
+	assert_int_equal(mock.enabled, 0);
+	mock.timestamp = f;
+	return mock.timestamp_rc;
 }
 
 CUptiResult CUPTIAPI __wrap_cuptiActivityEnable(CUpti_ActivityKind kind);
@@ -1073,6 +1084,37 @@ static void start__other_subscriber__one_line_ebusy(void **state)
 			    "is active; not recording\n");
 }
 
+/* The library stamps CUPTI's records on CLOCK_MONOTONIC, the daemon's
+ * clock; CUPTI refusing the callback leaves its own clock and recording on. */
+static void start__timestamps__monotonic_clock(void **state)
+{
+	struct cupti_sub_stats st;
+	struct timespec t;
+	uint64_t before, got, after;
+
+	(void)state;
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_non_null(mock.timestamp);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	before = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	got = mock.timestamp();
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	after = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	assert_true(before <= got && got <= after);
+	cupti_sub_get_stats(&st);
+	assert_int_equal(st.monotonic_clock, 1);
+	assert_int_equal(cupti_sub_stop(), 0);
+
+	assert_int_equal(cupti_sub_reset(), 0);
+	memset(&mock, 0, sizeof(mock));
+	mock.fake_driver = true;
+	mock.timestamp_rc = CUPTI_ERROR_NOT_INITIALIZED;
+	assert_int_equal(cupti_sub_start(), 0);
+	cupti_sub_get_stats(&st);
+	assert_int_equal(st.monotonic_clock, 0);
+	assert_int_equal(cupti_sub_stop(), 0);
+}
+
 /* Another profiler that subscribes as torch.profiler's Kineto does. */
 static CUptiResult other_tool_subscribes(const char *name)
 {
@@ -1311,6 +1353,7 @@ int main(void)
 		M(atexit__thread_holds_lock_in_start__exit_does_not_hang),
 		M(start__other_subscriber__one_line_ebusy),
 		M(start__register_refused_multiple__one_line_ebusy),
+		M(start__timestamps__monotonic_clock),
 		M(start__other_tool_first__named_not_recording),
 		M(start__other_tool_odd_name__printable_only),
 		M(start__ours_first__other_tool_refused_until_stop),

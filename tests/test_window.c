@@ -1243,6 +1243,58 @@ static void wtable_add__forged_gpu_records__rejected_sums_bounded(void **state)
 	wtable_free(wt);
 }
 
+/* GPU work is windowed by when it ran, not when CUPTI delivered it: a
+ * kernel delivered a window late lands in the window it began in while
+ * that is open; once its window has closed it is counted late and folded
+ * into the oldest open one.  A start after the record came, or far
+ * before it (CUPTI's own clock, a forged value), leaves it at arrival. */
+static void wtable_add__gpu_records__windowed_by_run_time(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	uint64_t in_window[5] = { 0 };	/* the last: windows from 4 on */
+	struct wtable_stats st;
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	/* ran in window 0, delivered in window 1: window 0 */
+	e = gpu_ev(T0 + 150 * MS, CS_GPU_KERNEL, T0 + 20 * MS, T0 + 21 * MS, 0, 0);
+	wtable_add(wt, &e);
+	/* delivered in window 1, ran in it */
+	e = gpu_ev(T0 + 160 * MS, CS_GPU_KERNEL, T0 + 120 * MS, T0 + 121 * MS, 0, 0);
+	wtable_add(wt, &e);
+	wtable_close_until(wt, T0 + 202 * MS);	/* windows 0 and 1 closed */
+	/* ran in window 0, delivered in window 2: late, in window 2 */
+	e = gpu_ev(T0 + 250 * MS, CS_GPU_KERNEL, T0 + 50 * MS, T0 + 51 * MS, 0, 0);
+	wtable_add(wt, &e);
+	/* a start after arrival (window 3), a start on CUPTI's own clock
+	 * (since 1970, window 3), and one 61 s before arrival (window 613):
+	 * each at its arrival */
+	e = gpu_ev(T0 + 310 * MS, CS_GPU_KERNEL, T0 + 390 * MS, T0 + 391 * MS, 0, 0);
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 320 * MS, CS_GPU_KERNEL, 1764700000000000000ull,
+		   1764700000000001000ull, 0, 0);
+	wtable_add(wt, &e);
+	e = gpu_ev(T0 + 61320 * MS, CS_GPU_KERNEL, T0 + 320 * MS, T0 + 321 * MS, 0, 0);
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	st = stats_of(wt);
+	assert_int_equal(st.gpu_run_timed, 3);
+	assert_int_equal(st.gpu_late, 1);
+	assert_int_equal(st.late, 1);
+	for (i = 0; i < rows.n; i++) {
+		assert_string_equal(rows.r[i].name, "gpu-kernels");
+		in_window[rows.r[i].window < 4 ? rows.r[i].window : 4] += rows.r[i].s->gpu_kernels;
+	}
+	assert_int_equal(in_window[0], 1);
+	assert_int_equal(in_window[1], 1);
+	assert_int_equal(in_window[2], 1);
+	assert_int_equal(in_window[3], 2);
+	assert_int_equal(in_window[4], 1);
+	wtable_free(wt);
+}
+
 /* Rings are drained one CPU after another: CPU 1's ring, read first, holds
  * the release; CPU 0's, read next, the use that came before it.  In
  * timestamp order the block is free again, and no leak stays behind. */
@@ -1473,6 +1525,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__kv_block_outside_pool__rejected_valid_ones_counted),
 		cmocka_unit_test(wtable_add__pools_past_block_budget__refused_state_bounded),
 		cmocka_unit_test(wtable_add__forged_gpu_records__rejected_sums_bounded),
+		cmocka_unit_test(wtable_add__gpu_records__windowed_by_run_time),
 		cmocka_unit_test(wtable_add__kv_release_read_before_use_across_cpus__block_freed),
 		cmocka_unit_test(wtable_close_until__kv_out_of_order_over_window_end__ordered),
 		cmocka_unit_test(wtable_add__event_past_two_open_windows__closes_them_kv_first),
