@@ -60,8 +60,22 @@ typedef CUpti_ActivityMemset4 cupti_sub_memset_rec;
 typedef CUpti_ActivityMemory4 cupti_sub_memory_rec;
 typedef CUpti_ActivityExternalCorrelation cupti_sub_extcorr_rec;
 
+/* The KV-cache kernels of the engines in use, by the names in their public
+ * source (docs/gpu.md has the table of where each came from):
+ *   vLLM csrc/cache_kernels.cu: reshape_and_cache(_flash)_kernel,
+ *     concat_and_cache_mla_kernel, copy_blocks(_mla)_kernel;
+ *   vLLM csrc/attention/: paged_attention_v1/v2(_reduce)_kernel;
+ *   FlashAttention 2, csrc/flash_attn/src/flash_fwd_kernel.h (its paged-KV
+ *     path): flash_fwd_splitkv(_combine)_kernel;
+ *   FlashAttention 3, hopper/flash_fwd_kernel_sm90.h: flash::FlashAttnFwdSm90,
+ *     launched as cutlass::device_kernel<...>: a substring of the mangled name;
+ *   FlashInfer: Batch{Decode,Prefill}WithPagedKVCacheKernel, AppendPagedKVCache;
+ *   TensorRT-LLM decoderMaskedMultiheadAttention: masked_multihead_attention_kernel;
+ *   kvref's CUDA backend: kvref_kv_*. */
 #define CUPTI_SUB_KV_DEFAULT \
-	"reshape_and_cache*,paged_attention*,flash_fwd_splitkv*,*PagedKVCache*,kvref_kv_*"
+	"reshape_and_cache*,concat_and_cache_mla*,copy_blocks*,paged_attention*," \
+	"flash_fwd_splitkv*,FlashAttnFwdSm90,*PagedKVCache*,masked_multihead_attention*," \
+	"kvref_kv_*"
 #define CUPTI_SUB_BUFFER_MB_DEFAULT 4
 #define CUPTI_SUB_BUFFER_MB_MAX 8
 #define CUPTI_SUB_FLUSH_MS_DEFAULT 100

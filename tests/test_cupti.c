@@ -168,6 +168,13 @@ static void is_kv_kernel__default_patterns__match_vllm_and_kvref(void **state)
 	/* flash-attn 2's paged/KV-cache decode kernel, FlashInfer's decode */
 	assert_true(cupti_sub_is_kv_kernel("_ZN5flash24flash_fwd_splitkv_kernelILb1EEEv16Flash_fwd_params"));
 	assert_true(cupti_sub_is_kv_kernel("_ZN10flashinfer33BatchDecodeWithPagedKVCacheKernelILb0EEEvPfi"));
+	/* vLLM's copy-on-write of blocks and its MLA cache writer */
+	assert_true(cupti_sub_is_kv_kernel("_ZN4vllm18copy_blocks_kernelIfEEvPlS1_PKli"));
+	assert_true(cupti_sub_is_kv_kernel("_ZN4vllm27concat_and_cache_mla_kernelIffLNS_18Fp8KVCacheDataTypeE0EEEvPKT_S4_PT0_PKlliiiiiPKf"));
+	/* FlashAttention 3 on Hopper: a cutlass device_kernel of FlashAttnFwdSm90 */
+	assert_true(cupti_sub_is_kv_kernel("_ZN7cutlass13device_kernelIN5flash16FlashAttnFwdSm90INS1_25CollectiveMainloopFwdSm90ILi2EEEEEEEvNT_6ParamsE"));
+	/* TensorRT-LLM's decoder attention over its KV cache */
+	assert_true(cupti_sub_is_kv_kernel("_ZN12tensorrt_llm7kernels32masked_multihead_attention_kernelI6__halfLi128ELi4ELi4ELi256EEEvNS0_26Multihead_attention_paramsIT_Lb0EEE"));
 }
 
 static void is_kv_kernel__default_patterns__reject_other_kernels(void **state)
@@ -177,6 +184,8 @@ static void is_kv_kernel__default_patterns__reject_other_kernels(void **state)
 	assert_false(cupti_sub_is_kv_kernel("ampere_sgemm_128x64_nn"));
 	assert_false(cupti_sub_is_kv_kernel("my_reshape_and_cache"));
 	assert_false(cupti_sub_is_kv_kernel("flash_fwd_kernel"));
+	/* a cutlass GEMM is a device_kernel too, of another class */
+	assert_false(cupti_sub_is_kv_kernel("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIvEEEEvNT_6ParamsE"));
 	/* kvref's kernels that do not touch the cache */
 	assert_false(cupti_sub_is_kv_kernel("kvref_rmsnorm"));
 	assert_false(cupti_sub_is_kv_kernel("kvref_swiglu"));
@@ -448,8 +457,8 @@ static void reset__bad_env_values__defaults_used_and_counted(void **state)
 	cupti_sub_get_config(&cfg);
 	assert_int_equal(cfg.buffer_bytes, CUPTI_SUB_BUFFER_MB_DEFAULT << 20);
 	assert_int_equal(cfg.flush_ms, CUPTI_SUB_FLUSH_MS_DEFAULT);
-	assert_int_equal(cfg.n_patterns, 5);
-	assert_string_equal(cfg.patterns[4], "kvref_kv_*");
+	assert_int_equal(cfg.n_patterns, 9);
+	assert_string_equal(cfg.patterns[8], "kvref_kv_*");
 	assert_int_equal(stats().config_errors, 3);
 }
 
