@@ -122,27 +122,75 @@ static int cfg_split_patterns(void)
 
 static void kv_cache_clear(void);
 
-/* Load the KV patterns from the environment; returns 1 when it was ignored.
- * Takes kv_lock: records may be handled meanwhile. */
+/* Append the patterns of file path, one a line ('#' starts a comment), to
+ * text (size bytes), comma-separated; 0, or -1 with text as it was (the
+ * file cannot be read, a pattern holds a comma, or they do not fit). */
+static int cfg_append_file(char *text, size_t size, const char *path)
+{
+	size_t len = strlen(text), keep = len;
+	char line[SUB_PATTERN_CHARS], *p, *e;
+	FILE *f = fopen(path, "re");
+	int err = 0;
+
+	if (!f)
+		return -1;
+	while (!err && fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '\n') && !feof(f)) {
+			err = -1;	/* longer than all the patterns may be */
+			break;
+		}
+		if ((e = strchr(line, '#')))
+			*e = '\0';
+		for (p = line; isspace((unsigned char)*p); p++)
+			;
+		for (e = p + strlen(p); e > p && isspace((unsigned char)e[-1]); e--)
+			;
+		*e = '\0';
+		if (!*p)
+			continue;
+		if (strchr(p, ',') || len + 1 + strlen(p) >= size) {
+			err = -1;
+			break;
+		}
+		len += (size_t)snprintf(text + len, size - len, "%s%s", len ? "," : "", p);
+	}
+	if (ferror(f))
+		err = -1;
+	fclose(f);
+	if (err)
+		text[keep] = '\0';
+	return err;
+}
+
+/* Load the KV patterns: CACHESCOPE_KV_KERNELS (or the defaults), and after
+ * them those of the file CACHESCOPE_KV_KERNELS_FILE names; returns how
+ * many of those were ignored (more patterns in all than the library holds:
+ * the defaults alone).  Takes kv_lock: records may be handled meanwhile. */
 static int cfg_load_patterns(void)
 {
 	const char *s = getenv("CACHESCOPE_KV_KERNELS");
+	const char *file = getenv("CACHESCOPE_KV_KERNELS_FILE");
 	long c = cfg_number("CACHESCOPE_KV_CACHE", 0, 1, 1);
+	char text[SUB_PATTERN_CHARS];
 	int bad = c < 0;
 
+	if (s && strlen(s) < sizeof(text)) {
+		strcpy(text, s);
+	} else {
+		bad += s != NULL;
+		strcpy(text, CUPTI_SUB_KV_DEFAULT);
+	}
+	if (file && cfg_append_file(text, sizeof(text), file))
+		bad++;
 	pthread_mutex_lock(&kv_lock);
 	kv_cache_clear();
 	cfg.kv_cache_on = c != 0;
-	if (s && strlen(s) < sizeof(cfg.text)) {
-		strcpy(cfg.text, s);
-		if (cfg_split_patterns() == 0)
-			goto cleanup;
-	}
-	if (s)
+	strcpy(cfg.text, text);
+	if (cfg_split_patterns()) {
 		bad++;
-	strcpy(cfg.text, CUPTI_SUB_KV_DEFAULT);
-	cfg_split_patterns();
-cleanup:
+		strcpy(cfg.text, CUPTI_SUB_KV_DEFAULT);
+		cfg_split_patterns();
+	}
 	pthread_mutex_unlock(&kv_lock);
 	return bad;
 }

@@ -27,6 +27,11 @@
  *                             (name pointer, checked against a copy of
  *                             the name) and cached: 1024 functions, 2 MiB
  *                             of names of up to 16 KiB.
+ *   CACHESCOPE_KV_KERNELS_FILE a file of more such patterns, one a line
+ *                             ('#' starts a comment), taken after those of
+ *                             CACHESCOPE_KV_KERNELS or the defaults; one that
+ *                             cannot be read, or with a comma in a pattern,
+ *                             is ignored and counted
  *   CACHESCOPE_KV_CACHE       0 turns that cache off (to measure it), 1 on
  *                             (default)
  *   CACHESCOPE_CUPTI_BUFFER_MB activity buffer size, 1..8 MiB (default 4)

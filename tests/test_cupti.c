@@ -48,6 +48,8 @@ static int reset_default(void **state)
 	unsetenv("CACHESCOPE_CUPTI_BUFFER_MB");
 	unsetenv("CACHESCOPE_CUPTI_FLUSH_MS");
 	unsetenv("CACHESCOPE_KV_CACHE");
+	unsetenv("CACHESCOPE_KV_KERNELS_FILE");
+	unsetenv("CACHESCOPE_CUPTI");
 	assert_int_equal(cupti_sub_reset(), 0);
 	return 0;
 }
@@ -208,6 +210,58 @@ static void handle_record__kv_kernel__counted_as_kv_with_time(void **state)
 	assert_int_equal(s.kv_kernels, 1);
 	assert_int_equal(s.kv_kernel_ns, 300);
 	assert_int_equal(s.kernel_ns, 400);
+}
+
+/* An operator's file of more patterns, one a line with comments, comes
+ * after the defaults (or CACHESCOPE_KV_KERNELS); a file that cannot be
+ * read, or a pattern with a comma, is a configuration error and the rest
+ * stays as it was. */
+static void reset__kv_kernels_file__extends_defaults(void **state)
+{
+	char path[] = "/tmp/cs-test-kvfile-XXXXXX";
+	struct cupti_sub_config cfg;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("# our engine's KV kernels\n  my_engine_kv_*  \n\nSplitDecodeKV # substring\n", f);
+	fclose(f);
+	setenv("CACHESCOPE_KV_KERNELS_FILE", path, 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.n_patterns, 11);
+	assert_string_equal(cfg.patterns[9], "my_engine_kv_*");
+	assert_string_equal(cfg.patterns[10], "SplitDecodeKV");
+	assert_true(cupti_sub_is_kv_kernel("my_engine_kv_append"));
+	assert_true(cupti_sub_is_kv_kernel("_ZN3eng13SplitDecodeKVILi4EEEvPf"));
+	assert_true(cupti_sub_is_kv_kernel(VLLM_RESHAPE));
+	assert_false(cupti_sub_is_kv_kernel(GEMM));
+
+	/* after CACHESCOPE_KV_KERNELS, which replaces the defaults */
+	setenv("CACHESCOPE_KV_KERNELS", "attn_decode", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.n_patterns, 3);
+	assert_false(cupti_sub_is_kv_kernel(VLLM_RESHAPE));
+	unsetenv("CACHESCOPE_KV_KERNELS");
+
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("good_one_*\nbad,one\n", f);
+	fclose(f);
+	assert_int_equal(cupti_sub_reset(), 1);
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.n_patterns, 9);	/* the defaults, nothing of the file */
+	assert_false(cupti_sub_is_kv_kernel("good_one_x"));
+
+	unlink(path);
+	assert_int_equal(cupti_sub_reset(), 1);	/* gone: counted */
+	cupti_sub_get_config(&cfg);
+	assert_int_equal(cfg.n_patterns, 9);
+	unsetenv("CACHESCOPE_KV_KERNELS_FILE");
 }
 
 static void handle_record__custom_kv_env__replaces_defaults(void **state)
@@ -1330,6 +1384,7 @@ int main(void)
 		T(handle_record__serial_kernel_kind__counted_as_kernel),
 		T(handle_record__kernel_without_timestamps__no_time_added),
 		T(is_kv_kernel__default_patterns__match_vllm_and_kvref),
+		T(reset__kv_kernels_file__extends_defaults),
 		T(is_kv_kernel__default_patterns__reject_other_kernels),
 		T(handle_record__kv_kernel__counted_as_kv_with_time),
 		T(handle_record__custom_kv_env__replaces_defaults),
