@@ -54,19 +54,12 @@ struct off_hist {
 	struct thist *th;
 };
 
-struct off_file_hist {
-	unsigned int file;
-	char name[64];
-	struct thist th;
-	bool live;		/* not collected by files_gc */
-};
-
 struct off_state {
 	/* key lookup: entries are indices into o->keys plus one (never NULL) */
 	struct htab keys;
-	struct off_file_hist *fh;
-	size_t nfh, fhcap;
-	/* per file while it is read */
+	/* per file while it is read: its files' refault histories (the
+	 * daemon's own table, a page key's file named by its key) */
+	struct history_files files;
 	uint64_t window_ns, last_window;
 	bool any_window, drops;
 	uint64_t last_drop_ns;
@@ -148,50 +141,13 @@ static long key_get(struct offline *o, const struct off_key *k)
 	return (long)o->nkeys++;
 }
 
-static struct thist *file_thist(struct offline *o, unsigned int file, const char *name,
-				bool create)
+/* A page key's file in the table of the CSV file being read: its name
+ * ("maj:min:ino"), hashed twice into the daemon's file id. */
+static struct thist *file_thist(struct offline *o, const char *name, bool create)
 {
-	struct off_state *st = o->st;
-	struct off_file_hist *f;
-	size_t i;
+	uint64_t a = str_hash(0xcbf29ce484222325ull, name), b = str_hash(0x84222325cbf29ce4ull, name);
 
-	/* few files refault at once: a scan of the live ones */
-	for (i = 0; i < st->nfh; i++)
-		if (st->fh[i].live && st->fh[i].file == file && !strcmp(st->fh[i].name, name))
-			return &st->fh[i].th;
-	if (!create)
-		return NULL;
-	for (i = 0; i < st->nfh && st->fh[i].live; i++)
-		;
-	if (i == st->nfh) {
-		if (array_room(&st->fh, &st->fhcap, st->nfh, sizeof(*st->fh), 64))
-			return NULL;
-		st->nfh++;
-	}
-	f = &st->fh[i];
-	memset(f, 0, sizeof(*f));
-	f->file = file;
-	snprintf(f->name, sizeof(f->name), "%s", name);
-	f->live = true;
-	return &f->th;
-}
-
-/* history.c's history_files_gc, at the points window.c runs it
- * (WTABLE_GC_EVERY_WINDOWS): files with no sample for THRASH_SAMPLES
- * windows are forgotten. */
-
-static void files_gc(struct offline *o, unsigned int file, uint64_t cur)
-{
-	struct off_state *st = o->st;
-	size_t i;
-
-	for (i = 0; i < st->nfh; i++) {
-		struct thist *th = &st->fh[i].th;
-
-		if (st->fh[i].live && st->fh[i].file == file &&
-		    (!th->head || th->win[(th->head - 1) % THRASH_SAMPLES] + THRASH_SAMPLES <= cur))
-			st->fh[i].live = false;
-	}
+	return history_file(&o->st->files, a, (uint32_t)b, (uint32_t)(b >> 32), create);
 }
 
 /* The refault history a row adds to, as window.c's row_thist: its file's
@@ -202,7 +158,7 @@ static struct thist *row_thist(struct offline *o, const struct off_key *k, struc
 	bool refaulted = r->s->refault_pages > 0;
 
 	if (k->domain == DOM_PAGE)
-		return file_thist(o, k->file, k->name, refaulted);
+		return file_thist(o, k->name, refaulted);
 	if (!h->th && refaulted)
 		h->th = calloc(1, sizeof(*h->th));
 	return h->th;
@@ -485,8 +441,8 @@ static int find_columns(struct offline *o, struct rd *d)
 /* A row's window against the file's earlier rows: of the same length
  * (window_ns: the file's, set by its first row) and in order; then the
  * daemon's collections between the last window and this one, replayed. */
-static int row_window(struct offline *o, struct rd *d, unsigned int file, uint64_t window,
-		      uint64_t window_ms, uint64_t *window_ns)
+static int row_window(struct offline *o, struct rd *d, uint64_t window, uint64_t window_ms,
+		      uint64_t *window_ns)
 {
 	struct off_state *st = o->st;
 	uint64_t p;
@@ -503,7 +459,7 @@ static int row_window(struct offline *o, struct rd *d, unsigned int file, uint64
 	p = st->any_window ? (st->last_window / WTABLE_GC_EVERY_WINDOWS + 1) *
 			     WTABLE_GC_EVERY_WINDOWS : WTABLE_GC_EVERY_WINDOWS;
 	for (; p <= window; p += WTABLE_GC_EVERY_WINDOWS)
-		files_gc(o, file, p);
+		history_files_gc(&st->files, p);
 	st->any_window = true;
 	st->last_window = window;
 	return 0;
@@ -580,6 +536,7 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	history_files_init(&st->files);
 	rc = csvr_open(f, path, 0, &d.r);
 	if (rc || (rc = find_columns(o, &d)))
 		goto out;
@@ -590,7 +547,7 @@ static int load_file(struct offline *o, const char *path, unsigned int file,
 		if (o->scope && strcmp(csvr_text(d.r, d.col[COL_SCOPE]), o->scope))
 			continue;
 		rc = read_row(o, &d, file, &k, &wk, &s, &r, &ts, &window_ms, &daemon_label);
-		if (rc || (rc = row_window(o, &d, file, r.window, window_ms, &window_ns)))
+		if (rc || (rc = row_window(o, &d, r.window, window_ms, &window_ns)))
 			goto out;
 		if (o->rows == 0 || ts < o->t0)
 			o->t0 = ts;
@@ -618,6 +575,7 @@ out:
 	else if (rc)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 	csvr_free(d.r);
+	history_files_release(&st->files);
 	fclose(f);
 	return rc;
 }
@@ -706,10 +664,8 @@ void offline_release(struct offline *o)
 		free(o->files[i]);
 	for (i = 0; i < o->nsites; i++)
 		free(o->sites[i]);
-	if (o->st) {
+	if (o->st)
 		htab_release(&o->st->keys);
-		free(o->st->fh);
-	}
 	free(o->st);
 	free(o->sites);
 	free(o->hosts);
