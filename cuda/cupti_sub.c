@@ -827,13 +827,14 @@ static uint64_t CUPTIAPI sub_timestamp(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* The other subscriber's name as CUPTI wrote it (any bytes, maybe not
- * terminated) into why, printable ASCII only; "" when CUPTI wrote none. */
-static void sub_holder_name(const char *holder, char *why, size_t len)
+/* The other subscriber's name as CUPTI wrote it into holder (size bytes,
+ * maybe not terminated) into why, printable ASCII only; "" when CUPTI
+ * wrote none. */
+static void sub_holder_name(const char *holder, size_t size, char *why, size_t len)
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < 2 * CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN && holder[i] && n + 1 < len; i++)
+	for (i = 0; i < size && holder[i] && n + 1 < len; i++)
 		why[n++] = holder[i] >= 0x20 && holder[i] < 0x7f ? holder[i] : '?';
 	why[n] = '\0';
 }
@@ -855,7 +856,7 @@ static int sub_attach(char *why, size_t len)
 
 	r = cuptiSubscribe_v2(&sub.handle, sub_callback, NULL, &params);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		sub_holder_name(holder, why, len);	/* who has the slot */
+		sub_holder_name(holder, sizeof(holder), why, len);	/* who has the slot */
 		return -EBUSY;
 	}
 	if (r != CUPTI_SUCCESS)

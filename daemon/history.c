@@ -320,9 +320,9 @@ void history_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r)
 	for (i = 0; i < h->n; i++) {
 		k = (h->head + GROWTH_SAMPLES - h->n + i) % GROWTH_SAMPLES;
 		/* the sample's window, whole again from the row's (they are
-		 * far less than 2^32 windows apart), in seconds since the
-		 * first: the slope is the same on any origin of time, but its
-		 * last bits are not, and these are the daemon's since 07bf1d4 */
+		 * far less than 2^32 windows apart), in seconds since window 0:
+		 * the slope is the same on any origin of time but its last
+		 * bits are not, and this origin keeps the rows' figures */
 		x[i] = (double)((r->window - ((uint32_t)r->window - h->win[k])) * window_ns) / 1e9;
 		y[i] = (double)h->live[k];
 	}
