@@ -93,7 +93,8 @@ HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_CFLAGS = $(filter-out -MMD -MP,$(CS_CFLAGS)) -I$(CUDA)/include
 CUPTI_WRAPS := cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks \
 	cuptiActivityEnable cuptiActivityDisable cuptiActivityFlushAll \
-	cuptiActivityGetNumDroppedRecords cuptiActivityRegisterTimestampCallback dlopen
+	cuptiActivityGetNumDroppedRecords cuptiActivityRegisterTimestampCallback dlopen \
+	probe_batch
 # The CUDA backend of kvref (kvref_cuda.so) is built where nvcc exists: A100
 # (sm_80) and H100/H200 (sm_90) code, and sm_90 PTX for newer GPUs to JIT.
 NVCC ?= $(CUDA)/bin/nvcc
@@ -106,7 +107,8 @@ CUDA_BINS := $(OUTPUT)/kvref_cuda.so
 endif
 ifneq ($(HAVE_CUPTI),)
 CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
-	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed $(OUTPUT)/bench/cupti_record
+	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed $(OUTPUT)/bench/cupti_record \
+	$(OUTPUT)/bench/gpu_rate
 endif
 
 .DELETE_ON_ERROR:
@@ -292,11 +294,15 @@ $(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
 
 # ---- GPU stream: the CUPTI injection library (no GPU needed to build) ----
 
-$(OUTPUT)/libcachescope_cupti.so: cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.h
+CUPTI_SRCS := cuda/cupti_sub.c cuda/batch.c cuda/probes.c
+CUPTI_DEPS := $(CUPTI_SRCS) cuda/cupti_sub.h cuda/batch.h cuda/probes.h bpf/cachescope.h
+
+# -z nodelete: threads keep a batch whose destructor is in the library
+$(OUTPUT)/libcachescope_cupti.so: $(CUPTI_DEPS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CUPTI_CFLAGS) -fPIC -shared -fvisibility=hidden $< \
-		-L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
+	$(Q)$(CC) $(CUPTI_CFLAGS) -fPIC -shared -fvisibility=hidden $(CUPTI_SRCS) \
+		-L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR) -Wl,-z,nodelete -lpthread -o $@
 
 $(OUTPUT)/tests/helpers/nodriver: tests/helpers/nodriver.c
 	$(call msg,LINK,$@)
@@ -309,20 +315,26 @@ $(OUTPUT)/tests/helpers/gpufeed: tests/helpers/gpufeed.c cuda/cupti_sub.h
 	$(Q)$(CC) $(CUPTI_CFLAGS) $< -ldl -o $@
 
 # CUPTI's entry points are mocked with --wrap where no driver can answer
-$(OUTPUT)/tests/test_cupti: tests/test_cupti.c cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.h \
+$(OUTPUT)/tests/test_cupti: tests/test_cupti.c $(CUPTI_DEPS) \
 		$(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CUPTI_CFLAGS) tests/test_cupti.c cuda/cupti_sub.c \
+	$(Q)$(CC) $(CUPTI_CFLAGS) tests/test_cupti.c $(CUPTI_SRCS) \
 		$(foreach f,$(CUPTI_WRAPS),-Wl,--wrap=$(f)) -L$(CUPTI_LIBDIR) -lcupti \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lcmocka -lpthread -o $@
 
 # the record handler's cost per record, KV decision cache off and on (CPU only)
-$(OUTPUT)/bench/cupti_record: bench/cupti_record.c cuda/cupti_sub.c cuda/cupti_sub.h cuda/probes.h
+$(OUTPUT)/bench/cupti_record: bench/cupti_record.c $(CUPTI_DEPS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c cuda/cupti_sub.c -L$(CUPTI_LIBDIR) -lcupti \
+	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c $(CUPTI_SRCS) -L$(CUPTI_LIBDIR) -lcupti \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
+
+# an engine's stream of CUPTI records at a set rate (bench/gpu_stream.sh)
+$(OUTPUT)/bench/gpu_rate: bench/gpu_rate.c cuda/cupti_sub.h
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) $< -ldl -o $@
 
 # a real server made to forget every Nth connection (bench/corpus.py)
 $(OUTPUT)/tests/helpers/leakclose.so: tests/helpers/leakclose.c
@@ -405,10 +417,13 @@ FUZZ_EXTRA_fuzz_model := -lm -lpthread
 # that needs a driver is made, so no --wrap: -lcupti only resolves them
 ifneq ($(HAVE_CUPTI),)
 FUZZERS += cupti
-$(FUZZ_OUT)/fuzz_cupti: tests/fuzz/fuzz_cupti.c cuda/cupti_sub.c
+$(FUZZ_OUT)/fuzz_cupti: tests/fuzz/fuzz_cupti.c cuda/cupti_sub.c cuda/batch.c cuda/probes.c
 FUZZ_EXTRA_fuzz_cupti := -D_GNU_SOURCE -I$(CUDA)/include -L$(CUPTI_LIBDIR) -lcupti \
 	-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread
 endif
+# the CUPTI library's bins: exact sums, and none the daemon would reject
+FUZZERS += batch
+$(FUZZ_OUT)/fuzz_batch: tests/fuzz/fuzz_batch.c cuda/batch.c daemon/usdt.c
 # the daemon's ingest of kv and gpu probe records (bounds, the kv queue)
 FUZZERS += usdt
 $(FUZZ_OUT)/fuzz_usdt: tests/fuzz/fuzz_usdt.c $(WINDOW_SRCS)

@@ -264,26 +264,26 @@ int BPF_USDT(kv_pool, long n_blocks, long block_bytes, long block_size, long dev
 SEC("usdt")
 int BPF_USDT(gpu_kernel, long name, __u64 start, __u64 end, long device, long stream)
 {
-	return emit_gpu(CS_GPU_KERNEL, start, end, 0, 0, stream, 0, device);
+	return emit_gpu_record(CS_GPU_KERNEL, start, end, 0, 0, 0, device);
 }
 
 SEC("usdt")
 int BPF_USDT(gpu_kv_kernel, long name, __u64 start, __u64 end, long device, long stream)
 {
-	return emit_gpu(CS_GPU_KV_KERNEL, start, end, 0, 0, stream, 0, device);
+	return emit_gpu_record(CS_GPU_KV_KERNEL, start, end, 0, 0, 0, device);
 }
 
 SEC("usdt")
 int BPF_USDT(gpu_memcpy, long copy_kind, __u64 bytes, long src_kind, long dst_kind,
 	     __u64 start, __u64 end, long device, long stream)
 {
-	return emit_gpu(CS_GPU_MEMCPY, start, end, bytes, 0, stream, copy_kind, device);
+	return emit_gpu_record(CS_GPU_MEMCPY, start, end, bytes, 0, copy_kind, device);
 }
 
 SEC("usdt")
 int BPF_USDT(gpu_dropped, __u64 count, __u64 total)
 {
-	return emit_gpu(CS_GPU_DROPPED, 0, 0, count, 0, 0, 0, 0);
+	return emit_gpu_record(CS_GPU_DROPPED, 0, 0, count, 0, 0, 0);
 }
 
 SEC("usdt")
@@ -292,8 +292,36 @@ int BPF_USDT(gpu_memory, long op, __u64 address, __u64 bytes, __u64 timestamp, l
 	/* CUpti_ActivityMemoryOperationType: 1 allocation, 2 release */
 	if (op != 1 && op != 2)
 		return 0;
-	return emit_gpu(op == 1 ? CS_GPU_ALLOC : CS_GPU_RELEASE, timestamp, timestamp,
-			bytes, address, 0, 0, device);
+	return emit_gpu_record(op == 1 ? CS_GPU_ALLOC : CS_GPU_RELEASE, timestamp, timestamp,
+			       bytes, bytes, 0, device);
+}
+
+/* A batch: n bins at bins, read from the process one at a time, a record
+ * each (a bin the process does not let us read ends the batch; a count over
+ * CS_GPU_BATCH_MAX or a layout of another version is flagged, and the
+ * daemon rejects it). */
+static long gpu_batch_bin(__u32 i, void *ctx)
+{
+	__u64 bins = *(__u64 *)ctx;
+	struct cs_gpu_bin b;
+
+	if (bpf_probe_read_user(&b, sizeof(b), (const void *)(bins + i * sizeof(b))))
+		return 1;
+	emit_gpu(&b, false);	/* a drop is counted */
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gpu_batch, __u64 bins, long n, long version)
+{
+	struct cs_gpu_bin b = { .op = CS_GPU_DROPPED };
+
+	if (version != CS_GPU_BATCH_VERSION || (unsigned long)n > CS_GPU_BATCH_MAX) {
+		emit_gpu(&b, true);
+		return 0;
+	}
+	bpf_loop((__u32)n, gpu_batch_bin, &bins, 0);
+	return 0;
 }
 
 /* ---- classic tracepoints, for kernels without the BTF ones ---- */

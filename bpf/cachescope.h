@@ -74,14 +74,49 @@ enum cs_event_type {
 	CS_EV_GPU = 6,		/* a CUPTI record, from libcachescope_cupti.so's probes */
 };
 
-/* cs_event.gpu.op */
+/* cs_event.gpu.op, cs_gpu_bin.op */
 enum cs_gpu_op {
-	CS_GPU_KERNEL = 1,	/* start, end, stream */
-	CS_GPU_KV_KERNEL = 2,	/* the same, for a KV-cache kernel */
-	CS_GPU_MEMCPY = 3,	/* kind: CUpti_ActivityMemcpyKind; bytes, start, end */
-	CS_GPU_ALLOC = 4,	/* addr, bytes */
-	CS_GPU_RELEASE = 5,	/* addr, bytes */
+	CS_GPU_KERNEL = 1,	/* count, busy_ns over [start, end) */
+	CS_GPU_KV_KERNEL = 2,	/* the same, for the KV-cache kernels again */
+	CS_GPU_MEMCPY = 3,	/* kind: CUpti_ActivityMemcpyKind; count, bytes, busy_ns */
+	CS_GPU_ALLOC = 4,	/* count allocations of size bytes each, bytes in all */
+	CS_GPU_RELEASE = 5,	/* the same, released */
 	CS_GPU_DROPPED = 6,	/* bytes: records CUPTI dropped (one buffer's worth) */
+};
+
+/*
+ * The CUPTI library's batch probe: the records of one buffer of CUPTI
+ * activity, folded into bins of CS_GPU_BIN_NS of GPU time by class (op,
+ * copy kind, allocation size), and handed over as one array of up to
+ * CS_GPU_BATCH_MAX bins; the BPF program makes a record of each bin.
+ * A kernel or copy is counted in the bin it began in and its run time
+ * (and a copy's bytes, in proportion) is split over the bins it ran in;
+ * one that ran over more than CS_GPU_SPLIT_BINS bins is a bin of its own,
+ * [start, end) its run.
+ */
+#define CS_GPU_BIN_NS		1000000ull	/* 1 ms */
+/* What a record or bin may hold: the library starts another bin rather
+ * than pass these, and the daemon rejects any over them (daemon/usdt.h) */
+#define CS_GPU_MAX_SPAN_NS	(3600ull * 1000000000ull)	/* one kernel or copy */
+#define CS_GPU_MAX_BYTES	(1ull << 42)	/* copied, allocated, released */
+#define CS_GPU_MAX_COUNT	(1u << 20)	/* records begun in one bin */
+#define CS_GPU_MAX_CONCURRENT	1024		/* busy time over a bin's span */
+#define CS_GPU_MEMCPY_KINDS	16		/* CUpti_ActivityMemcpyKind below this */
+#define CS_GPU_MAX_DROPPED	(1ull << 32)	/* records CUPTI dropped, one report */
+#define CS_GPU_SPLIT_BINS	8
+#define CS_GPU_BATCH_MAX	256
+#define CS_GPU_BATCH_VERSION	1	/* the layout of struct cs_gpu_bin */
+
+struct cs_gpu_bin {
+	__u64 start, end;	/* the bin's time, CUPTI's clock (ns); 0, 0
+				 * for the count of dropped records */
+	__u64 busy_ns;	/* run time of kernels or copies within the bin */
+	__u64 bytes;	/* copied, allocated, released; dropped: records */
+	__u64 size;	/* allocations, releases: the size of each */
+	__u32 count;	/* records begun in the bin */
+	__u16 kind;	/* copies: CUpti_ActivityMemcpyKind */
+	__u8 op;	/* enum cs_gpu_op */
+	__u8 pad;
 };
 
 /* cs_event.kv.op */
@@ -211,10 +246,13 @@ struct cs_event {
 			__u32 op;	/* enum cs_kv_op */
 		} kv;
 		struct {
-			__u64 start, end;	/* CUPTI timestamps, ns */
+			__u64 start, end;	/* CUPTI timestamps, ns: a bin, or
+						 * one record's run (per-record
+						 * probes) */
 			__u64 bytes;
-			__u64 addr;
-			__u32 stream;
+			__u64 busy_ns;
+			__u64 size;
+			__u32 count;
 			__u16 kind;
 			__u8 op;	/* enum cs_gpu_op */
 			__u8 pad;

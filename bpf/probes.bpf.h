@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Records from user-space probes: kvref's KV-cache blocks and the CUPTI
- * library's GPU records, both with the current task's header.
+ * library's GPU records (its batches' bins, or single records), all with
+ * the current task's header.
  * It owns no map.
  */
 #ifndef CS_PROBES_BPF_H
@@ -30,26 +31,47 @@ static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 	return 0;
 }
 
-static __always_inline int emit_gpu(__u8 op, __u64 start, __u64 end, __u64 bytes,
-				    __u64 addr, long stream, long kind, long device)
+/* A gpu record: one CUPTI record (the per-record probes) or one bin of a
+ * batch.  Values the daemon bounds (usdt.h) are passed as they came. */
+static __always_inline int emit_gpu(const struct cs_gpu_bin *b, bool range)
 {
 	struct cs_rec rec;
 	struct cs_event *e = task_event(CS_EV_GPU, &rec, false, false);
 
 	if (!e)
-		return 0;
-	if ((unsigned long)stream > 0xffffffffUL || (unsigned long)kind > 0xffffUL ||
-	    (unsigned long)device >= CS_GPU_MAX_DEVICES)
+		return -1;
+	if (range)
 		e->flags |= CS_F_RANGE;
-	e->gpu.start = start;
-	e->gpu.end = end;
-	e->gpu.bytes = bytes;
-	e->gpu.addr = addr;
-	e->gpu.stream = stream;
-	e->gpu.kind = kind;
-	e->gpu.op = op;
+	e->gpu.start = b->start;
+	e->gpu.end = b->end;
+	e->gpu.bytes = b->bytes;
+	e->gpu.busy_ns = b->busy_ns;
+	e->gpu.size = b->size;
+	e->gpu.count = b->count;
+	e->gpu.kind = b->kind;
+	e->gpu.op = b->op;
 	e->gpu.pad = 0;
 	event_submit(e, &rec);
+	return 0;
+}
+
+/* One CUPTI record of the per-record probes (CACHESCOPE_CUPTI_PROBES=records). */
+static __always_inline int emit_gpu_record(__u8 op, __u64 start, __u64 end, __u64 bytes,
+					   __u64 size, long kind, long device)
+{
+	struct cs_gpu_bin b = {
+		.start = start,
+		.end = end,
+		.busy_ns = end > start ? end - start : 0,
+		.bytes = bytes,
+		.size = size,
+		.count = 1,
+		.kind = (__u16)kind,
+		.op = op,
+	};
+
+	emit_gpu(&b, (unsigned long)kind > 0xffffUL ||
+			  (unsigned long)device >= CS_GPU_MAX_DEVICES);
 	return 0;
 }
 

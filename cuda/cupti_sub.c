@@ -46,8 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "batch.h"
 #include "cupti_sub.h"
 #include "probes.h"
+
 
 #define SUB_ALIGN 8		/* CUPTI wants 8-byte aligned buffers */
 #define SUB_MB (1024u * 1024u)
@@ -439,109 +441,299 @@ cleanup:
 
 /* ---- records ---- */
 
-static void rec_kernel(const cupti_sub_kernel_rec *k)
+/*
+ * What a thread handling records keeps: the batch it is filling, the
+ * counters since they were last folded into st (plain adds: a record costs
+ * no atomic operation), and the KV decision of the names met in this
+ * batch, by pointer alone: while a batch is open its records' names stay
+ * where they are (CUPTI's, for the life of the module; the handler's
+ * callers, see cupti_sub.h), so a pointer is one name.  Cleared when the
+ * batch is handed over.
+ */
+#define SUB_MEMO 64
+
+struct sub_thread {
+	struct batch b;
+	struct cupti_sub_stats st;
+	const char *memo_name[SUB_MEMO];
+	bool memo_kv[SUB_MEMO];
+};
+
+static pthread_key_t sub_thread_key;
+static pthread_once_t sub_thread_once = PTHREAD_ONCE_INIT;
+static __thread struct sub_thread *sub_self;
+
+#define TH_ADD(t, field, v) ((t)->st.field += (v))
+
+/* Fold t's counters into st: an atomic add per field that moved. */
+static void thread_fold(struct sub_thread *t)
+{
+	uint64_t *src = (uint64_t *)&t->st, *dst = (uint64_t *)&st;
+	size_t i;
+
+	for (i = 0; i < sizeof(st) / sizeof(uint64_t); i++) {
+		if (!src[i])
+			continue;
+		__atomic_add_fetch(&dst[i], src[i], __ATOMIC_RELAXED);
+		src[i] = 0;
+	}
+}
+
+/* Hand t's batch to the batch probe, when a daemon listens, and fold its
+ * counters; returns the number of bins handed over. */
+static int thread_flush(struct sub_thread *t)
+{
+	int n = (int)t->b.n;
+
+	if (n) {
+		TH_ADD(t, batches, 1);
+		TH_ADD(t, bins, (uint64_t)n);
+		if (CS_GPU_HEARD(batch))
+			probe_batch(t->b.bin, t->b.n);
+		else
+			TH_ADD(t, batches_unheard, 1);
+		batch_clear(&t->b);
+	}
+	memset(t->memo_name, 0, sizeof(t->memo_name));
+	thread_fold(t);
+	return n;
+}
+
+static void thread_exit(void *p)
+{
+	thread_flush(p);
+	free(p);
+}
+
+static void thread_key_once(void)
+{
+	pthread_key_create(&sub_thread_key, thread_exit);
+}
+
+/* The calling thread's state, made on its first record; NULL when out of
+ * memory (records are then counted in st directly, one atomic add each,
+ * and none is batched). */
+static struct sub_thread *thread_self(void)
+{
+	struct sub_thread *t = sub_self;
+
+	if (t)
+		return t;
+	pthread_once(&sub_thread_once, thread_key_once);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (pthread_setspecific(sub_thread_key, t)) {
+		free(t);
+		return NULL;
+	}
+	sub_self = t;
+	return t;
+}
+
+/* The KV decision for name, by this batch's memo first. */
+static bool thread_is_kv(struct sub_thread *t, const char *name)
+{
+	unsigned int i = (unsigned int)(((uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 58);
+
+	if (t->memo_name[i] != name) {
+		t->memo_kv[i] = cupti_sub_is_kv_kernel(name);
+		t->memo_name[i] = name;
+	}
+	return t->memo_kv[i];
+}
+
+/* Make room in t's batch for one more record. */
+static void thread_room(struct sub_thread *t)
+{
+	if (!batch_room(&t->b))
+		thread_flush(t);
+}
+
+/* CUPTI's timestamps are nanoseconds of a clock since boot; one at or past
+ * 2^63, a run that ends before it starts or lasts over an hour, a device
+ * id past CS_GPU_MAX_DEVICES, a copy kind past the known ones or a size
+ * over CS_GPU_MAX_BYTES come from no device: such a record is counted
+ * (rejected) and not batched, so that it cannot spoil a bin. */
+#define SUB_MAX_TS (1ull << 63)
+
+static bool run_bad(uint64_t start, uint64_t end, uint32_t dev)
+{
+	return start >= SUB_MAX_TS || end >= SUB_MAX_TS || dev >= CS_GPU_MAX_DEVICES ||
+	       (end && (end < start || end - start > CS_GPU_MAX_SPAN_NS));
+}
+
+static void rec_kernel(struct sub_thread *t, const cupti_sub_kernel_rec *k)
 {
 	const char *name = k->name ? k->name : "";
 	uint64_t start = k->start, end = k->end;
 	uint32_t dev = k->deviceId, stream = k->streamId, corr = k->correlationId;
-	int32_t gx = k->gridX, gy = k->gridY, gz = k->gridZ;
-	int32_t bx = k->blockX, by = k->blockY, bz = k->blockZ;
 	uint64_t ns = start && end > start ? end - start : 0;
+	bool kv = k->name && thread_is_kv(t, k->name);
 
-	ST_ADD(kernels, 1);
-	ST_ADD(kernel_ns, ns);
-	if (!k->name)
-		ST_ADD(unnamed_kernels, 1);
-	CS_GPU_PROBE_KERNEL(kernel, name, start, end, dev, stream, corr,
-			    gx, gy, gz, bx, by, bz);
-	if (!cupti_sub_is_kv_kernel(k->name))
+	TH_ADD(t, kernels, 1);
+	TH_ADD(t, kernel_ns, ns);
+	TH_ADD(t, unnamed_kernels, !k->name);
+	TH_ADD(t, kv_kernels, kv);
+	TH_ADD(t, kv_kernel_ns, kv ? ns : 0);
+	if (CS_GPU_HEARD(kernel))
+		CS_GPU_PROBE_KERNEL(kernel, name, start, end, dev, stream, corr,
+				    k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ);
+	if (kv && CS_GPU_HEARD(kv_kernel))
+		CS_GPU_PROBE_KERNEL(kv_kernel, name, start, end, dev, stream, corr,
+				    k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ);
+	if (!CS_GPU_HEARD(batch))
 		return;
-	ST_ADD(kv_kernels, 1);
-	ST_ADD(kv_kernel_ns, ns);
-	CS_GPU_PROBE_KERNEL(kv_kernel, name, start, end, dev, stream, corr,
-			    gx, gy, gz, bx, by, bz);
+	if (run_bad(start, end, dev)) {
+		TH_ADD(t, rejected, 1);
+		return;
+	}
+	thread_room(t);
+	batch_run(&t->b, CS_GPU_KERNEL, 0, start, end, 0);
+	if (kv)
+		batch_run(&t->b, CS_GPU_KV_KERNEL, 0, start, end, 0);
 }
 
-static void rec_memcpy(const cupti_sub_memcpy_rec *m)
+static void rec_memcpy(struct sub_thread *t, const cupti_sub_memcpy_rec *m)
 {
 	uint32_t kind = m->copyKind, src = m->srcKind, dst = m->dstKind;
 	uint64_t bytes = m->bytes, start = m->start, end = m->end;
 	uint32_t dev = m->deviceId, stream = m->streamId, corr = m->correlationId;
 
-	ST_ADD(memcpys, 1);
-	ST_ADD(memcpy_bytes, bytes);
-	ST_ADD(memcpy_bytes_by_kind[kind < CUPTI_SUB_MEMCPY_KINDS ? kind : 0],
-	       bytes);
-	CS_GPU_PROBE_MEMCPY(kind, bytes, src, dst, start, end, dev, stream, corr);
+	TH_ADD(t, memcpys, 1);
+	TH_ADD(t, memcpy_bytes, bytes);
+	TH_ADD(t, memcpy_bytes_by_kind[kind < CUPTI_SUB_MEMCPY_KINDS ? kind : 0], bytes);
+	if (CS_GPU_HEARD(memcpy))
+		CS_GPU_PROBE_MEMCPY(kind, bytes, src, dst, start, end, dev, stream, corr);
+	if (!CS_GPU_HEARD(batch))
+		return;
+	if (run_bad(start, end, dev) || kind >= CS_GPU_MEMCPY_KINDS || bytes > CS_GPU_MAX_BYTES) {
+		TH_ADD(t, rejected, 1);
+		return;
+	}
+	thread_room(t);
+	batch_run(&t->b, CS_GPU_MEMCPY, (uint16_t)kind, start, end, bytes);
 }
 
-static void rec_memset(const cupti_sub_memset_rec *m)
+static void rec_memset(struct sub_thread *t, const cupti_sub_memset_rec *m)
 {
 	uint64_t bytes = m->bytes, start = m->start, end = m->end;
 	uint32_t dev = m->deviceId, stream = m->streamId, corr = m->correlationId;
 	uint32_t mkind = m->memoryKind;
 
-	ST_ADD(memsets, 1);
-	ST_ADD(memset_bytes, bytes);
-	CS_GPU_PROBE_MEMSET(bytes, start, end, dev, stream, corr, mkind);
+	TH_ADD(t, memsets, 1);
+	TH_ADD(t, memset_bytes, bytes);
+	if (CS_GPU_HEARD(memset))
+		CS_GPU_PROBE_MEMSET(bytes, start, end, dev, stream, corr, mkind);
 }
 
-static void rec_memory(const cupti_sub_memory_rec *m)
+/* Live bytes wrap as the atomic adds of the fold do, never overflow. */
+static void live_add(struct sub_thread *t, uint64_t v)
+{
+	t->st.mem_live_bytes = (int64_t)((uint64_t)t->st.mem_live_bytes + v);
+}
+
+static void rec_memory(struct sub_thread *t, const cupti_sub_memory_rec *m)
 {
 	uint32_t op = m->memoryOperationType, mkind = m->memoryKind;
 	uint64_t addr = m->address, bytes = m->bytes, ts = m->timestamp;
 	uint32_t dev = m->deviceId, stream = m->streamId, corr = m->correlationId;
+	bool alloc = op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	bool release = op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
 
-	ST_ADD(memory_records, 1);
-	if (op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) {
-		ST_ADD(mem_allocs, 1);
-		ST_ADD(mem_alloc_bytes, bytes);
-		__atomic_add_fetch(&st.mem_live_bytes, (int64_t)bytes,
-				   __ATOMIC_RELAXED);
-	} else if (op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
-		ST_ADD(mem_releases, 1);
-		ST_ADD(mem_release_bytes, bytes);
-		__atomic_sub_fetch(&st.mem_live_bytes, (int64_t)bytes,
-				   __ATOMIC_RELAXED);
+	TH_ADD(t, memory_records, 1);
+	if (alloc) {
+		TH_ADD(t, mem_allocs, 1);
+		TH_ADD(t, mem_alloc_bytes, bytes);
+		live_add(t, bytes);
+	} else if (release) {
+		TH_ADD(t, mem_releases, 1);
+		TH_ADD(t, mem_release_bytes, bytes);
+		live_add(t, -bytes);
 	}
-	CS_GPU_PROBE_MEMORY(op, addr, bytes, ts, dev, stream, mkind, corr);
+	if (CS_GPU_HEARD(memory))
+		CS_GPU_PROBE_MEMORY(op, addr, bytes, ts, dev, stream, mkind, corr);
+	if (!(alloc || release) || !CS_GPU_HEARD(batch))
+		return;
+	if (ts >= SUB_MAX_TS || dev >= CS_GPU_MAX_DEVICES || bytes > CS_GPU_MAX_BYTES) {
+		TH_ADD(t, rejected, 1);
+		return;
+	}
+	thread_room(t);
+	batch_mem(&t->b, alloc ? CS_GPU_ALLOC : CS_GPU_RELEASE, ts, bytes);
 }
 
-static void rec_ext_corr(const cupti_sub_extcorr_rec *e)
+static void rec_ext_corr(struct sub_thread *t, const cupti_sub_extcorr_rec *e)
 {
 	uint32_t kind = e->externalKind, corr = e->correlationId;
 	uint64_t id = e->externalId;
 
-	ST_ADD(ext_corrs, 1);
-	CS_GPU_PROBE_EXT_CORR(kind, id, corr);
+	TH_ADD(t, ext_corrs, 1);
+	if (CS_GPU_HEARD(ext_corr))
+		CS_GPU_PROBE_EXT_CORR(kind, id, corr);
+}
+
+/* Without a thread state (out of memory): the counters alone. */
+static int handle_unthreaded(const CUpti_Activity *rec)
+{
+	(void)rec;
+	ST_ADD(records, 1);
+	ST_ADD(unbatched, 1);
+	return 0;
 }
 
 int cupti_sub_handle_record(const CUpti_Activity *rec)
 {
+	struct sub_thread *t;
+
 	if (!rec)
 		return -EINVAL;
-	ST_ADD(records, 1);
+	t = thread_self();
+	if (!t)
+		return handle_unthreaded(rec);
+	TH_ADD(t, records, 1);
 	switch (rec->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-		rec_kernel((const cupti_sub_kernel_rec *)rec);
+		rec_kernel(t, (const cupti_sub_kernel_rec *)rec);
 		return 0;
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
-		rec_memcpy((const cupti_sub_memcpy_rec *)rec);
+		rec_memcpy(t, (const cupti_sub_memcpy_rec *)rec);
 		return 0;
 	case CUPTI_ACTIVITY_KIND_MEMSET:
-		rec_memset((const cupti_sub_memset_rec *)rec);
+		rec_memset(t, (const cupti_sub_memset_rec *)rec);
 		return 0;
 	case CUPTI_ACTIVITY_KIND_MEMORY2:
-		rec_memory((const cupti_sub_memory_rec *)rec);
+		rec_memory(t, (const cupti_sub_memory_rec *)rec);
 		return 0;
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-		rec_ext_corr((const cupti_sub_extcorr_rec *)rec);
+		rec_ext_corr(t, (const cupti_sub_extcorr_rec *)rec);
 		return 0;
 	default:
-		ST_ADD(ignored, 1);
+		TH_ADD(t, ignored, 1);
 		return CUPTI_SUB_IGNORED;
 	}
+}
+
+int cupti_sub_flush_batch(void)
+{
+	struct sub_thread *t = sub_self;
+
+	return t ? thread_flush(t) : 0;
+}
+
+/* n records CUPTI dropped: to the per-record probe and to the batch. */
+static void sub_dropped(uint64_t n)
+{
+	struct sub_thread *t = thread_self();
+	uint64_t total = ST_ADD(dropped, n);
+
+	if (CS_GPU_HEARD(dropped))
+		CS_GPU_PROBE_DROPPED(n, total);
+	if (!t || !CS_GPU_HEARD(batch))
+		return;
+	thread_room(t);
+	batch_dropped(&t->b, n);
 }
 
 int cupti_sub_handle_buffer(uint8_t *buf, size_t valid)
@@ -558,6 +750,7 @@ int cupti_sub_handle_buffer(uint8_t *buf, size_t valid)
 		cupti_sub_handle_record(rec);
 		n++;
 	}
+	cupti_sub_flush_batch();
 	if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) {
 		ST_ADD(buffer_errors, 1);
 		return -EIO;
@@ -571,6 +764,8 @@ void cupti_sub_get_stats(struct cupti_sub_stats *out)
 	uint64_t *dst = (uint64_t *)out;
 	size_t i;
 
+	if (sub_self)
+		thread_fold(sub_self);
 	for (i = 0; i < sizeof(st) / sizeof(uint64_t); i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
@@ -601,6 +796,7 @@ static struct {
 	int out_err;			/* why SUB_OUT */
 	bool atexit_set;		/* and the fork handler */
 	CUpti_SubscriberHandle handle;
+	uint64_t kinds;			/* the kinds CUPTI took at start */
 	/* the flush thread */
 	pthread_mutex_t flock;
 	pthread_cond_t fcond;
@@ -617,6 +813,57 @@ static const CUpti_ActivityKind sub_optional_kinds[] = {
 	CUPTI_ACTIVITY_KIND_MEMORY2,
 	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
+
+#define KIND(k) (1ull << CUPTI_ACTIVITY_KIND_##k)
+
+/* The kinds the tracers attached now need: kernels, copies and device
+ * memory for the batch probe or their own probes, memsets and external
+ * correlations only for theirs (the daemon reads neither). */
+static uint64_t sub_wanted(void)
+{
+	uint64_t k = 0;
+
+	if (CS_GPU_HEARD(batch) || CS_GPU_HEARD(kernel) || CS_GPU_HEARD(kv_kernel) ||
+	    CS_GPU_HEARD(memcpy) || CS_GPU_HEARD(memory) || CS_GPU_HEARD(dropped))
+		k |= KIND(CONCURRENT_KERNEL) | KIND(MEMCPY) | KIND(MEMORY2);
+	if (CS_GPU_HEARD(memset))
+		k |= KIND(MEMSET);
+	if (CS_GPU_HEARD(ext_corr))
+		k |= KIND(EXTERNAL_CORRELATION);
+	return k;
+}
+
+/*
+ * Enable the kinds of want that CUPTI took at start and disable the rest:
+ * CUPTI collects only what a tracer attached now reads.  Called by the
+ * flush thread (switch: counted in collect_on, collect_off), and by start
+ * before there is one; disabling a kind leaves the records already
+ * collected to the next flush.
+ */
+static void sub_collect(uint64_t want, bool counted)
+{
+	uint64_t now = __atomic_load_n(&st.enabled_kinds, __ATOMIC_RELAXED), bit;
+	unsigned int k;
+
+	want &= sub.kinds;
+	if (want == now)
+		return;
+	for (k = 0; k < 64; k++) {
+		bit = 1ull << k;
+		if ((want & bit) && !(now & bit) &&
+		    cuptiActivityEnable((CUpti_ActivityKind)k) == CUPTI_SUCCESS)
+			now |= bit;
+		else if (!(want & bit) && (now & bit) &&
+			 cuptiActivityDisable((CUpti_ActivityKind)k) == CUPTI_SUCCESS)
+			now &= ~bit;
+	}
+	if (counted && now && !__atomic_load_n(&st.collecting, __ATOMIC_RELAXED))
+		ST_ADD(collect_on, 1);
+	else if (counted && !now && __atomic_load_n(&st.collecting, __ATOMIC_RELAXED))
+		ST_ADD(collect_off, 1);
+	__atomic_store_n(&st.collecting, now != 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&st.enabled_kinds, now, __ATOMIC_RELAXED);
+}
 
 /* Zero the counters field by field, atomically: records may be handled
  * meanwhile (each field is 64 bits, see the assertion above). */
@@ -639,6 +886,11 @@ int cupti_sub_reset(void)
 		return -EBUSY;
 	}
 	cfg_ensure();
+	if (sub_self) {		/* this thread's open batch goes too */
+		batch_clear(&sub_self->b);
+		memset(sub_self->memo_name, 0, sizeof(sub_self->memo_name));
+		memset(&sub_self->st, 0, sizeof(sub_self->st));
+	}
 	stats_zero();
 	n = cfg_load();
 	pthread_mutex_unlock(&sub.lock);
@@ -666,16 +918,15 @@ static void CUPTIAPI sub_buffer_completed(CUcontext ctx, uint32_t stream,
 					  size_t valid)
 {
 	size_t dropped = 0;
-	uint64_t total;
 
 	(void)size;
-	if (buffer && valid)
-		cupti_sub_handle_buffer(buffer, valid);
 	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
-	    CUPTI_SUCCESS && dropped) {
-		total = ST_ADD(dropped, dropped);
-		CS_GPU_PROBE_DROPPED((uint64_t)dropped, total);
-	}
+	    CUPTI_SUCCESS && dropped)
+		sub_dropped(dropped);
+	if (buffer && valid)
+		cupti_sub_handle_buffer(buffer, valid);	/* and hands the batch over */
+	else
+		cupti_sub_flush_batch();
 	free(buffer);
 }
 
@@ -710,7 +961,9 @@ static void *sub_flush_main(void *arg)
 		if (sub.flusher_stop)
 			break;
 		pthread_mutex_unlock(&sub.flock);
-		if (cuptiActivityFlushAll(0) == CUPTI_SUCCESS)
+		sub_collect(sub_wanted(), true);
+		if (__atomic_load_n(&st.collecting, __ATOMIC_RELAXED) &&
+		    cuptiActivityFlushAll(0) == CUPTI_SUCCESS)
 			ST_ADD(flushes, 1);
 		pthread_mutex_lock(&sub.flock);
 	}
@@ -880,6 +1133,8 @@ static int sub_attach(char *why, size_t len)
 			  1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 			  __ATOMIC_RELAXED);
 	sub_enable_optional();
+	sub.kinds = __atomic_load_n(&st.enabled_kinds, __ATOMIC_RELAXED);
+	__atomic_store_n(&st.collecting, 1, __ATOMIC_RELAXED);
 	return 0;
 cleanup:
 	cuptiUnsubscribe(sub.handle);
@@ -897,6 +1152,7 @@ static int sub_stop_locked(void)
 	if (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		err = -EIO;
 	sub_disable_kinds();
+	__atomic_store_n(&st.collecting, 0, __ATOMIC_RELAXED);
 	cuptiUnsubscribe(sub.handle);
 	sub.state = SUB_IDLE;
 	return err;
@@ -982,7 +1238,13 @@ int cupti_sub_start(void)
 		sub_say(err, why);
 		goto cleanup;
 	}
-	sub_flusher_start();
+	/* with a flush thread to watch for tracers, collect only what those
+	 * attached now read (maybe nothing); without one, everything */
+	if (cfg.flush_ms) {
+		sub_collect(sub_wanted(), false);
+		if (sub_flusher_start())
+			sub_collect(~0ull, false);
+	}
 	sub.state = SUB_RECORDING;
 	if (!sub.atexit_set && atexit(sub_atexit) == 0 &&
 	    pthread_atfork(NULL, NULL, sub_atfork_child) == 0)

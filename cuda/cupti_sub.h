@@ -2,8 +2,14 @@
 /*
  * The CUPTI subscriber of cachescope: an injection library
  * (libcachescope_cupti.so) that reads CUPTI activity records of a CUDA
- * process and re-emits each as a USDT probe of provider "cachescope_gpu"
- * (cuda/probes.h), counting what it saw.
+ * process, counts them, folds the records of each CUPTI buffer into bins
+ * of a millisecond by class (cuda/batch.h) and hands the bins over in one
+ * USDT probe of provider "cachescope_gpu" per buffer (cuda/probes.h), or
+ * re-emits each record as a probe of its own, as the tracer attached asks.
+ * While no tracer is attached to any of its probes (their semaphores), it
+ * fires none and CUPTI collects no activity (the flush thread looks every
+ * flush period): a process that loaded it and is not watched pays nothing
+ * per kernel.
  *
  * Two ways in:
  *   CUDA_INJECTION64_PATH=/path/libcachescope_cupti.so  the CUDA driver
@@ -35,8 +41,10 @@
  *   CACHESCOPE_KV_CACHE       0 turns that cache off (to measure it), 1 on
  *                             (default)
  *   CACHESCOPE_CUPTI_BUFFER_MB activity buffer size, 1..8 MiB (default 4)
- *   CACHESCOPE_CUPTI_FLUSH_MS  period of cuptiActivityFlushAll(0),
- *                             0..60000 ms, 0 = no flush thread (default 100)
+ *   CACHESCOPE_CUPTI_FLUSH_MS  period of cuptiActivityFlushAll(0) and of
+ *                             the look for tracers, 0..60000 ms (default
+ *                             100); 0 = no flush thread, and every kind is
+ *                             collected from the start
  *   CACHESCOPE_CUPTI           off: do not subscribe (CUPTI's one subscriber
  *                             slot stays free for torch.profiler or Nsight;
  *                             cupti_sub_start says -ECANCELED, and nothing);
@@ -133,6 +141,20 @@ struct cupti_sub_stats {
 	uint64_t exit_stop_skipped;	/* exits that found the lock held (by a
 					 * start in another thread) past 500 ms:
 					 * no forced flush */
+	/* the batches */
+	uint64_t batches;		/* handed over (bins in them: bins) */
+	uint64_t bins;
+	uint64_t batches_unheard;	/* of batches, made while nobody listened
+					 * to the batch probe (not fired) */
+	uint64_t rejected;		/* records with values no device gives
+					 * (cupti_sub_handle_record): counted,
+					 * not batched */
+	uint64_t unbatched;		/* records handled with no memory for the
+					 * thread's batch: counted in records only */
+	/* activity collection, switched by the flush thread */
+	uint64_t collect_on;		/* a tracer came: kinds enabled */
+	uint64_t collect_off;		/* none left: flushed, kinds disabled */
+	uint64_t collecting;		/* 1 while kinds are enabled */
 };
 
 struct cupti_sub_config {
@@ -166,17 +188,30 @@ CUPTI_SUB_API int cupti_sub_start(void);
 CUPTI_SUB_API int cupti_sub_stop(void);
 
 /*
- * Handle one activity record: count it and fire its probe.  Returns 0, or
- * CUPTI_SUB_IGNORED for a kind not read here (counted in ignored), or
- * -EINVAL when rec is NULL.  Safe to call from several threads.
+ * Handle one activity record: count it, fire its own probe if a tracer is
+ * attached to that, and add it to the calling thread's batch if one is
+ * attached to the batch probe.  Returns 0, or CUPTI_SUB_IGNORED for a kind
+ * not read here (counted in ignored), or -EINVAL when rec is NULL.  Safe to
+ * call from several threads: each has its own batch and counters (folded
+ * into cupti_sub_get_stats's when its batch is handed over, and the
+ * caller's at cupti_sub_get_stats).  A kernel's name must stay where it is,
+ * unchanged, until the batch is handed over (CUPTI's names do).
  */
 CUPTI_SUB_API int cupti_sub_handle_record(const CUpti_Activity *rec);
 
 /*
- * Walk a completed buffer with cuptiActivityGetNextRecord and handle each
- * record.  Returns the number of records handled, or -EIO when the walk
- * ended with an error other than CUPTI_ERROR_MAX_LIMIT_REACHED (the records
- * before it are handled), -EINVAL when buf is NULL.
+ * Hand the calling thread's batch to the batch probe (when a tracer is
+ * attached to it; counted in batches_unheard otherwise) and start another.
+ * A full batch is handed over by itself.  Returns the number of bins.
+ */
+CUPTI_SUB_API int cupti_sub_flush_batch(void);
+
+/*
+ * Walk a completed buffer with cuptiActivityGetNextRecord, handle each
+ * record, and hand the batch over.  Returns the number of records handled,
+ * or -EIO when the walk ended with an error other than
+ * CUPTI_ERROR_MAX_LIMIT_REACHED (the records before it are handled),
+ * -EINVAL when buf is NULL.
  */
 CUPTI_SUB_API int cupti_sub_handle_buffer(uint8_t *buf, size_t valid);
 
@@ -184,15 +219,17 @@ CUPTI_SUB_API int cupti_sub_handle_buffer(uint8_t *buf, size_t valid);
  * Safe to call from several threads, also during cupti_sub_reset. */
 CUPTI_SUB_API bool cupti_sub_is_kv_kernel(const char *name);
 
-/* Copy the counters; each field is read atomically. */
+/* Copy the counters, the calling thread's own first; each field is read
+ * atomically. */
 CUPTI_SUB_API void cupti_sub_get_stats(struct cupti_sub_stats *out);
 
 /* Copy the configuration in use. */
 CUPTI_SUB_API void cupti_sub_get_config(struct cupti_sub_config *out);
 
 /*
- * Re-read the environment and zero the counters.  Returns the number of
- * environment values ignored (>= 0), or -EBUSY while recording.
+ * Re-read the environment and zero the counters, dropping the calling
+ * thread's open batch.  Returns the number of environment values ignored
+ * (>= 0), or -EBUSY while recording.
  */
 CUPTI_SUB_API int cupti_sub_reset(void);
 

@@ -57,6 +57,7 @@ enum {
 	OPT_RULES,
 	OPT_WORKLOAD,
 	OPT_GPU_LIB,
+	OPT_GPU_PROBES,
 	OPT_WORKLOAD_BACKEND,
 	OPT_WORKLOAD_CUDA_LIB,
 	OPT_HISTORY_MAX,
@@ -104,6 +105,7 @@ static const struct argp_option options[] = {
 	{ "workload-backend", OPT_WORKLOAD_BACKEND, "NAME", 0, "Run kvref on cpu (default) or cuda; cuda runs it on GPU 0 with the CUPTI library injected (CUDA_INJECTION64_PATH)", 0 },
 	{ "workload-cuda-lib", OPT_WORKLOAD_CUDA_LIB, "FILE", 0, "The CUDA backend kvref loads on cuda (default: kvref_cuda.so beside kvref); it must pass the same checks as kvref", 0 },
 	{ "gpu-lib", OPT_GPU_LIB, "PATH", 0, "Watch the CUPTI records of every process that loads this libcachescope_cupti.so (default: the one beside cachescoped or in its lib/cachescope directory, if any; 'none' for none)", 0 },
+	{ "gpu-probes", OPT_GPU_PROBES, "WHICH", 0, "batch (default): the library's one probe per CUPTI buffer, its records folded into 1 ms bins; records: a probe per CUPTI record (costs a uprobe hit per kernel in the traced process)", 0 },
 	{ "interval", OPT_INTERVAL, "SEC", 0, "Print a status line on stderr every SEC seconds, 1..3600: events, drops, keys, anomalous keys and the newest labels (default: none)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0, "Have the kernel time every program run; print ns per event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (repeat for debug)", 0 },
@@ -267,6 +269,14 @@ static int workload_opt(int key, char *arg, struct env *env)
 			env->no_gpu = true;
 		else
 			env->gpu_lib = arg;
+		return 0;
+	case OPT_GPU_PROBES:
+		if (strcmp(arg, "batch") && strcmp(arg, "records")) {
+			fprintf(stderr, "cachescoped: invalid --gpu-probes '%s': expected batch or records\n",
+				arg);
+			return EINVAL;
+		}
+		env->gpu_per_record = !strcmp(arg, "records");
 		return 0;
 	default:
 		return -1;

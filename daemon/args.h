@@ -57,6 +57,7 @@ struct env {
 	const char *workload_cuda_lib;	/* kvref --cuda-lib; NULL: beside kvref */
 	const char *gpu_lib;		/* CUPTI library to watch; NULL: beside us */
 	bool no_gpu;
+	bool gpu_per_record;		/* --gpu-probes records */
 	const char *rule_args[64];	/* NAME=VALUE overrides, in order */
 	int nrule_args;
 	int verbose;

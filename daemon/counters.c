@@ -53,6 +53,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_dbl(f, "cluster_ms", c->cluster_ms, 1);
 	report_u64(f, "rules_reloads", c->reloads);
 	report_u64(f, "gpu_records", c->gpu_records);
+	report_u64(f, "gpu_bins", c->gpu_bins);
 	report_u64(f, "cupti_dropped", c->cupti_dropped);
 	/* records of user-space probes rejected for their values, by reason */
 	report_u64(f, "usdt_rejected", c->w.rejected);
@@ -93,6 +94,7 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->cluster_s_total = c->cluster_s_total;
 	m->cluster_last_s = c->cluster_ms / 1000;
 	m->gpu_records = c->gpu_records;
+	m->gpu_bins = c->gpu_bins;
 	m->cupti_dropped = c->cupti_dropped;
 	m->gpu_late = c->w.gpu_late;
 	m->sample_shift = c->sample_shift;
@@ -130,5 +132,6 @@ void counters_summary(const struct counters *c, struct summary *s)
 	s->history_vectors = c->history_vectors;
 	s->history_trimmed = c->history_trimmed;
 	s->gpu_records = c->gpu_records;
+	s->gpu_bins = c->gpu_bins;
 	s->cupti_dropped = c->cupti_dropped;
 }

@@ -42,7 +42,7 @@ struct counters {
 	uint64_t cluster_runs;
 	double cluster_ms, cluster_s_total;
 	uint64_t reloads;		/* rules re-read */
-	uint64_t gpu_records, cupti_dropped;
+	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	struct control_stats ctl;
 	uint64_t scrapes;		/* /metrics requests answered */
 };

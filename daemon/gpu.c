@@ -6,37 +6,38 @@
 
 void gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e)
 {
+	uint32_t n = e->gpu.count;
+
 	switch (e->gpu.op) {
 	case CS_GPU_KERNEL:
 	case CS_GPU_KV_KERNEL:
-		s->gpu_kernels++;
-		if (e->gpu.end > e->gpu.start)
-			s->gpu_kernel_ns += e->gpu.end - e->gpu.start;
+		s->gpu_kernels += n;
+		s->gpu_kernel_ns += e->gpu.busy_ns;
 		break;
 	case CS_GPU_MEMCPY:
-		s->gpu_copies++;
+		s->gpu_copies += n;
 		if (e->gpu.kind == 1)		/* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */
 			s->gpu_copy_in_bytes += e->gpu.bytes;
 		else if (e->gpu.kind == 2)	/* CUPTI_ACTIVITY_MEMCPY_KIND_DTOH */
 			s->gpu_copy_out_bytes += e->gpu.bytes;
 		break;
 	case CS_GPU_ALLOC:
-		s->allocs++;
+		s->allocs += n;
 		s->bytes_req += e->gpu.bytes;
 		s->bytes_alloc += e->gpu.bytes;
-		topk_add(&s->sizes, e->gpu.bytes);
-		topk_add(&s->sites, 0);
-		a->live_objs++;
+		topk_add_n(&s->sizes, e->gpu.size, n);
+		topk_add_n(&s->sites, 0, n);
+		a->live_objs += n;
 		a->live_bytes += e->gpu.bytes;
-		a->total_allocs++;
+		a->total_allocs += n;
 		break;
 	case CS_GPU_RELEASE:
-		s->frees++;
-		s->same_cpu_frees++;	/* device memory: no CPU to be remote from */
+		s->frees += n;
+		s->same_cpu_frees += n;	/* device memory: no CPU to be remote from */
 		s->bytes_freed += e->gpu.bytes;
-		a->live_objs--;
+		a->live_objs -= n;
 		a->live_bytes -= e->gpu.bytes;
-		a->total_frees++;
+		a->total_frees += n;
 		break;
 	}
 }

@@ -243,6 +243,11 @@ static int configure(struct loader *ld, const struct env *env)
 		return err;
 	}
 	err = choose_tracepoints(ld, env->tp_mode);
+	/* the GPU batch program walks its bins with bpf_loop (5.17) */
+	if (!err && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) <= 0) {
+		log_warn("this kernel has no bpf_loop: the CUPTI library's batches cannot be read (cachescoped --gpu-probes records can)");
+		bpf_program__set_autoload(skel->progs.gpu_batch, false);
+	}
 	if (!err && !env->pid_tree)
 		for (i = LOADER_NR_TP - 2; i < LOADER_NR_TP; i++) {
 			struct bpf_program *btfp, *classic;
@@ -533,18 +538,27 @@ int loader_attach_usdt(struct loader *ld, const char *binary)
 	return attach_usdts(t, sizeof(t) / sizeof(t[0]), binary, "kvref");
 }
 
-int loader_attach_gpu(struct loader *ld, const char *library)
+int loader_attach_gpu(struct loader *ld, const char *library, bool per_record)
 {
 	struct cachescope_bpf *k = ld->skel;
-	const struct usdt_target t[] = {
+	const struct usdt_target records[] = {
 		{ k->progs.gpu_kernel, &k->links.gpu_kernel, "kernel" },
 		{ k->progs.gpu_kv_kernel, &k->links.gpu_kv_kernel, "kv_kernel" },
 		{ k->progs.gpu_memcpy, &k->links.gpu_memcpy, "memcpy" },
 		{ k->progs.gpu_memory, &k->links.gpu_memory, "memory" },
 		{ k->progs.gpu_dropped, &k->links.gpu_dropped, "dropped" },
 	};
+	const struct usdt_target batch[] = {
+		{ k->progs.gpu_batch, &k->links.gpu_batch, "batch" },
+	};
 
-	return attach_usdts(t, sizeof(t) / sizeof(t[0]), library, "cachescope_gpu");
+	if (!per_record && bpf_program__fd(k->progs.gpu_batch) < 0)
+		return -EOPNOTSUPP;	/* no bpf_loop: said at load */
+	/* the library fires only the probes a tracer is attached to */
+	if (per_record)
+		return attach_usdts(records, sizeof(records) / sizeof(records[0]), library,
+				    "cachescope_gpu");
+	return attach_usdts(batch, 1, library, "cachescope_gpu");
 }
 
 void loader_detach(struct loader *ld)

@@ -52,8 +52,9 @@ int loader_start(struct loader *ld, const struct env *env,
  * every process that runs it.  Returns 0 or -errno (logged). */
 int loader_attach_usdt(struct loader *ld, const char *binary);
 /* Attach the GPU programs to the USDT probes of libcachescope_cupti.so
- * (every process that loads it).  Returns 0 or -errno (logged). */
-int loader_attach_gpu(struct loader *ld, const char *library);
+ * (every process that loads it): to its batch probe, or with per_record
+ * to its probe per CUPTI record.  Returns 0 or -errno (logged). */
+int loader_attach_gpu(struct loader *ld, const char *library, bool per_record);
 /* Detach every program; records already in the rings stay readable. */
 void loader_detach(struct loader *ld);
 void loader_stop(struct loader *ld);

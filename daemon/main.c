@@ -85,7 +85,9 @@ struct daemon {
 	int sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
-	uint64_t gpu_records, cupti_dropped;	/* from the CUPTI library */
+	/* from the CUPTI library: the CUPTI records its bins stand for, the
+	 * bins (a record each, in records mode), records CUPTI dropped */
+	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	struct sampler smp;		/* how many slab objects are tracked */
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
@@ -118,7 +120,8 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 				d->cupti_dropped += e.gpu.bytes;
 			return 0;
 		}
-		d->gpu_records++;
+		d->gpu_bins++;
+		d->gpu_records += e.gpu.count <= CS_GPU_MAX_COUNT ? e.gpu.count : 0;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
 		sampler_count(&d->smp, cs_shift_slot((uint32_t)e.slab.cache));
 	}
@@ -305,6 +308,7 @@ static void counters_take(struct daemon *d, struct counters *c)
 	c->cluster_s_total = d->cluster_s_total;
 	c->reloads = d->reloads;
 	c->gpu_records = d->gpu_records;
+	c->gpu_bins = d->gpu_bins;
 	c->cupti_dropped = d->cupti_dropped;
 	control_get_stats(d->ctl, &c->ctl);
 	httpd_get_stats(d->http, &hs);
@@ -466,9 +470,10 @@ static int watch_gpu(struct daemon *d)
 
 	if (err || !path[0])
 		return err;
-	err = loader_attach_gpu(&d->ld, path);
+	err = loader_attach_gpu(&d->ld, path, d->env.gpu_per_record);
 	if (!err) {
-		log_info("watching CUPTI records of every process that loads %s", path);
+		log_info("watching CUPTI records of every process that loads %s (%s)", path,
+			 d->env.gpu_per_record ? "a probe per record" : "batches");
 		snprintf(d->gpu_lib, sizeof(d->gpu_lib), "%s", path);
 	}
 	return err;

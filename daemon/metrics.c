@@ -253,7 +253,11 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 	one_dbl(f, "cachescope_clustering_last_seconds", "gauge",
 		"Seconds the last clustering run took", m->cluster_last_s);
 	one_u64(f, "cachescope_gpu_records_total", "counter",
-		"Records of the CUPTI library received", m->gpu_records);
+		"CUPTI activity records received from the CUPTI library (in its batches' bins, or one by one)",
+		m->gpu_records);
+	one_u64(f, "cachescope_gpu_bins_total", "counter",
+		"Bins of the CUPTI library's batches received (a record each, in its per-record mode)",
+		m->gpu_bins);
 	one_u64(f, "cachescope_cupti_dropped_records_total", "counter",
 		"Records CUPTI said it dropped", m->cupti_dropped);
 	one_u64(f, "cachescope_gpu_late_records_total", "counter",

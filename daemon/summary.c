@@ -225,9 +225,10 @@ void summary_print(const struct summary *s, FILE *out)
 		s->max_keys, w->others_events, s->history_vectors, s->history_trimmed,
 		s->history_max);
 	if (s->gpu)
-		fprintf(out, "gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64
-			" run_timed=%" PRIu64 " late=%" PRIu64 "\n",
-			s->gpu_records, s->cupti_dropped, w->gpu_run_timed, w->gpu_late);
+		fprintf(out, "gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 " bins=%" PRIu64
+			" run_timed=%" PRIu64 " late=%" PRIu64 " split=%" PRIu64 "\n",
+			s->gpu_records, s->cupti_dropped, s->gpu_bins, w->gpu_run_timed,
+			w->gpu_late, w->gpu_split);
 	fprintf(out, "usdt: rejected=%" PRIu64 " kv_blocks=%" PRIu64 " kv_queue_full=%" PRIu64
 		"\n", w->rejected, w->kv_blocks, w->kv_queue_full);
 	if (w->rejected)

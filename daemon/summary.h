@@ -54,7 +54,7 @@ struct summary {
 	size_t history_vectors;
 	uint64_t history_trimmed;
 	bool gpu;			/* a CUPTI library was watched */
-	uint64_t gpu_records, cupti_dropped;
+	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	bool csv;			/* a --csv file was committed: csv_st */
 	struct csv_stats csv_st;
 	/* --bpf-stats: the programs (summary_add_prog with loader_prog_stats;

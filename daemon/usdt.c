@@ -6,7 +6,7 @@
 static const char *const reject_names[REJ_N] = {
 	[REJ_RANGE] = "range", [REJ_KV_POOL] = "kv_pool", [REJ_KV_BUDGET] = "kv_budget",
 	[REJ_KV_BLOCK] = "kv_block", [REJ_KV_ARG] = "kv_arg", [REJ_GPU_TIME] = "gpu_time",
-	[REJ_GPU_BYTES] = "gpu_bytes", [REJ_GPU_KIND] = "gpu_kind",
+	[REJ_GPU_BYTES] = "gpu_bytes", [REJ_GPU_KIND] = "gpu_kind", [REJ_GPU_COUNT] = "gpu_count",
 };
 
 const char *usdt_reject_name(unsigned int reason)
@@ -15,11 +15,23 @@ const char *usdt_reject_name(unsigned int reason)
 }
 
 /* A start/end pair: an open record (end 0, CUPTI's forced flush) has no
- * time; otherwise end >= start and the span is bounded. */
+ * time; otherwise end >= start and the span is bounded, and so is the busy
+ * time in it (kernels of several streams and devices overlap). */
 static bool gpu_time_bad(const struct cs_event *e)
 {
-	return e->gpu.end && (e->gpu.end < e->gpu.start ||
-			      e->gpu.end - e->gpu.start > GPU_MAX_SPAN_NS);
+	uint64_t span = e->gpu.end - e->gpu.start;
+
+	if (!e->gpu.end)
+		return e->gpu.busy_ns != 0;
+	return e->gpu.end < e->gpu.start || span > GPU_MAX_SPAN_NS ||
+	       e->gpu.busy_ns / GPU_MAX_CONCURRENT > span;
+}
+
+/* An allocation or release record: count of size bytes, bytes in all. */
+static bool gpu_sizes_bad(const struct cs_event *e)
+{
+	return e->gpu.size > GPU_MAX_BYTES || e->gpu.bytes > GPU_MAX_BYTES ||
+	       e->gpu.bytes != e->gpu.size * e->gpu.count;
 }
 
 unsigned int usdt_check(const struct cs_event *e)
@@ -37,6 +49,8 @@ unsigned int usdt_check(const struct cs_event *e)
 			return REJ_KV_ARG;
 		return REJ_NONE;
 	}
+	if (e->gpu.count > GPU_MAX_COUNT)
+		return REJ_GPU_COUNT;
 	switch (e->gpu.op) {
 	case CS_GPU_MEMCPY:
 		if (e->gpu.kind >= GPU_MEMCPY_KINDS)
@@ -46,10 +60,12 @@ unsigned int usdt_check(const struct cs_event *e)
 	case CS_GPU_KV_KERNEL:
 		if (gpu_time_bad(e))
 			return REJ_GPU_TIME;
-		/* fall through */
+		if (e->gpu.bytes > GPU_MAX_BYTES)
+			return REJ_GPU_BYTES;
+		return REJ_NONE;
 	case CS_GPU_ALLOC:
 	case CS_GPU_RELEASE:
-		if (e->gpu.bytes > GPU_MAX_BYTES)
+		if (gpu_sizes_bad(e))
 			return REJ_GPU_BYTES;
 		return REJ_NONE;
 	case CS_GPU_DROPPED:

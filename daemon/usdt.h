@@ -17,10 +17,14 @@
 #define KV_MAX_BLOCKS		(1u << 22)	/* blocks of one pool */
 #define KV_BLOCK_BUDGET		(1u << 22)	/* of all pools together (10 bytes each) */
 #define KV_MAX_BLOCK_BYTES	(1ull << 30)
-#define GPU_MAX_SPAN_NS		(3600ull * 1000000000ull)	/* a kernel or copy */
-#define GPU_MAX_BYTES		(1ull << 42)	/* a copy, allocation or release */
-#define GPU_MAX_DROPPED		(1ull << 32)	/* records CUPTI dropped, one report */
-#define GPU_MEMCPY_KINDS	16		/* CUpti_ActivityMemcpyKind below this */
+#define GPU_MAX_SPAN_NS		CS_GPU_MAX_SPAN_NS	/* a kernel or copy */
+#define GPU_MAX_BYTES		CS_GPU_MAX_BYTES	/* a copy, allocation or release */
+#define GPU_MAX_DROPPED		CS_GPU_MAX_DROPPED	/* records CUPTI dropped, one report */
+#define GPU_MEMCPY_KINDS	CS_GPU_MEMCPY_KINDS	/* CUpti_ActivityMemcpyKind below */
+#define GPU_MAX_CONCURRENT	CS_GPU_MAX_CONCURRENT	/* kernels or copies of one
+							 * process at once: busy
+							 * time over a span */
+#define GPU_MAX_COUNT		CS_GPU_MAX_COUNT	/* records begun in one bin */
 
 enum usdt_reject {
 	REJ_RANGE,	/* an argument did not fit its field (CS_F_RANGE, BPF) */
@@ -29,9 +33,12 @@ enum usdt_reject {
 	REJ_KV_BUDGET,	/* pools of all processes past KV_BLOCK_BUDGET blocks */
 	REJ_KV_BLOCK,	/* a block index outside the process's pool (or no pool) */
 	REJ_KV_ARG,	/* a negative swap slot or eviction count */
-	REJ_GPU_TIME,	/* end before start, or a span over GPU_MAX_SPAN_NS */
-	REJ_GPU_BYTES,	/* bytes over GPU_MAX_BYTES (dropped: GPU_MAX_DROPPED) */
+	REJ_GPU_TIME,	/* end before start, a span over GPU_MAX_SPAN_NS, or
+			 * busy time over GPU_MAX_CONCURRENT times the span */
+	REJ_GPU_BYTES,	/* bytes over GPU_MAX_BYTES (dropped: GPU_MAX_DROPPED),
+			 * or an allocation bin's bytes not count x size */
 	REJ_GPU_KIND,	/* a copy kind not below GPU_MEMCPY_KINDS */
+	REJ_GPU_COUNT,	/* more than GPU_MAX_COUNT records in one */
 	REJ_N
 };
 

@@ -775,19 +775,67 @@ static int add_event(struct wtable *wt, const struct cs_event *e)
  * refused, or a forged value) leaves the record at its arrival. */
 #define GPU_MAX_DELAY_NS (60 * NSEC_PER_SEC)
 
-/* A gpu record in the window in which its kernel or copy began. */
+/* The share of v that part of whole is (part <= whole, whole > 0). */
+static uint64_t gpu_share(uint64_t v, uint64_t part, uint64_t whole)
+{
+	return (uint64_t)((unsigned __int128)v * part / whole);
+}
+
+/*
+ * A gpu record in the windows its work ran in: counted in the window it
+ * began in, its busy time and bytes split over the windows its run
+ * [start, end) covers, in proportion (the last piece takes the remainder,
+ * so the sums are exact).  The run is cut at the record's arrival (work
+ * cannot end after it was reported: its busy time is cut in proportion),
+ * and the part of it in windows closed by then is one piece, folded into
+ * the oldest open window.
+ */
 static int add_gpu(struct wtable *wt, const struct cs_event *e)
 {
+	uint64_t start = e->gpu.start, end = e->gpu.end, span, at, cut, w;
+	uint64_t busy, busy_left, bytes_left;
 	struct cs_event g;
+	int err;
 
-	if (!e->gpu.start || e->gpu.start > e->ts_ns || e->ts_ns - e->gpu.start > GPU_MAX_DELAY_NS)
+	if (!start || start > e->ts_ns || e->ts_ns - start > GPU_MAX_DELAY_NS)
 		return add_event(wt, e);
-	g = *e;
-	g.ts_ns = e->gpu.start;
 	wt->st.gpu_run_timed++;
-	if (wtable_window_of(wt, g.ts_ns) < wt->cur)
+	if (wtable_window_of(wt, start) < wt->cur)
 		wt->st.gpu_late++;
-	return add_event(wt, &g);
+	g = *e;
+	g.ts_ns = start;
+	busy = e->gpu.busy_ns;
+	if (end > e->ts_ns) {
+		busy = gpu_share(busy, e->ts_ns - start, end - start);
+		end = e->ts_ns;
+	}
+	g.gpu.busy_ns = busy;
+	if (end <= start || e->gpu.op == CS_GPU_ALLOC || e->gpu.op == CS_GPU_RELEASE ||
+	    wtable_window_of(wt, end - 1) == wtable_window_of(wt, start))
+		return add_event(wt, &g);
+	wt->st.gpu_split++;
+	span = end - start;
+	busy_left = busy;
+	bytes_left = e->gpu.bytes;
+	for (at = start; at < end; at = cut) {
+		w = wtable_window_of(wt, at);
+		if (w < wt->cur)
+			w = wt->cur;	/* closed: up to the oldest open one */
+		cut = wt->t0_ns + (w + 1) * wt->window_ns;
+		if (cut > end)
+			cut = end;
+		g.ts_ns = at;
+		g.gpu.busy_ns = cut == end ? busy_left : gpu_share(busy, cut - at, span);
+		g.gpu.bytes = cut == end ? bytes_left : gpu_share(e->gpu.bytes, cut - at, span);
+		busy_left -= g.gpu.busy_ns;
+		bytes_left -= g.gpu.bytes;
+		err = add_event(wt, &g);
+		if (err)
+			return err;
+		g.gpu.count = 0;	/* counted where it began */
+		wt->st.events -= at != start;	/* one record, however many pieces */
+	}
+	return 0;
 }
 
 void wtable_close_until(struct wtable *wt, uint64_t now_ns)

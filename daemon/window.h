@@ -210,6 +210,8 @@ struct wtable_stats {
 	 * the time they came: counted in late too, and folded into the oldest
 	 * open window */
 	uint64_t gpu_run_timed, gpu_late;
+	uint64_t gpu_split;	/* of those, records whose run straddled windows:
+				 * busy time and bytes split over them */
 	uint64_t kv_blocks;	/* per-block state held now, all pools */
 	uint64_t kv_queue_full;	/* kv records applied early: the queue was full */
 };

@@ -104,6 +104,24 @@ static void args_parse__bad_words__einval(void **state)
 	assert_int_equal(PARSE(&env, "--workload", "thrash", "--workload-backend", "rocm"), -EINVAL);
 	env_defaults(&env);	/* a backend without a workload to run on it */
 	assert_int_equal(PARSE(&env, "--workload-backend", "cuda"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--gpu-probes", "kernels"), -EINVAL);
+}
+
+static void args_parse__gpu_probes__batch_by_default(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--duration", "5"), 0);
+	assert_false(env.gpu_per_record);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--gpu-probes", "records"), 0);
+	assert_true(env.gpu_per_record);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--gpu-probes", "batch"), 0);
+	assert_false(env.gpu_per_record);
 }
 
 static void args_parse__interval__off_by_default_range_checked(void **state)
@@ -235,6 +253,7 @@ int main(void)
 		cmocka_unit_test(args_parse__bad_numbers__einval),
 		cmocka_unit_test(args_parse__bad_words__einval),
 		cmocka_unit_test(args_parse__interval__off_by_default_range_checked),
+		cmocka_unit_test(args_parse__gpu_probes__batch_by_default),
 		cmocka_unit_test(args_parse__workload_on_cuda__backend_stored),
 		cmocka_unit_test(args_parse__sample__power_of_two_or_auto),
 		cmocka_unit_test(args_parse__metrics_addr__parsed_or_refused),

@@ -12,7 +12,8 @@
  *
  * WRAPPED: cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks
  *          cuptiActivityEnable cuptiActivityDisable cuptiActivityFlushAll
- *          cuptiActivityGetNumDroppedRecords dlopen
+ *          cuptiActivityGetNumDroppedRecords cuptiActivityRegisterTimestampCallback
+ *          dlopen probe_batch (the batch probe: what it was handed)
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,7 +33,9 @@
 #include <signal.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "../cuda/batch.h"
 #include "../cuda/cupti_sub.h"
+#include "../cuda/probes.h"
 
 #define VLLM_RESHAPE "_ZN4vllm24reshape_and_cache_kernelIttLNS_18Fp8KVCacheDataTypeE0EEEvPKT_S4_PT0_S7_PKlllllllPKfSB_"
 #define VLLM_RESHAPE_FLASH "_ZN4vllm30reshape_and_cache_flash_kernelIttLNS_18Fp8KVCacheDataTypeE0EEEvPKT_S4_PT0_S7_PKllllllPKfSB_"
@@ -610,8 +613,16 @@ static void handle_record__same_kernel_again__decided_once(void **state)
 	for (i = 0; i < 100; i++)
 		assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
 	assert_int_equal(stats().kv_kernels, 100);
+	/* one batch: its records know the name by pointer */
 	assert_int_equal(stats().kv_cache_misses, 1);
-	assert_int_equal(stats().kv_cache_hits, 99);
+	assert_int_equal(stats().kv_cache_hits, 0);
+	cupti_sub_flush_batch();
+	for (i = 0; i < 100; i++)
+		assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	assert_int_equal(stats().kv_kernels, 200);
+	assert_int_equal(stats().kv_cache_misses, 1);	/* the next batch asks the cache */
+	assert_int_equal(stats().kv_cache_hits, 1);
+	cupti_sub_flush_batch();
 	free(name);
 }
 
@@ -893,10 +904,20 @@ CUptiResult CUPTIAPI __wrap_cuptiActivityGetNumDroppedRecords(CUcontext c,
 	return CUPTI_SUCCESS;
 }
 
+/* As if tracers were attached to the probes named (the kernel's uprobe
+ * reference counts, which the library reads): "batch", "ext_corr", or
+ * NULL for none. */
+static void listen(const char *probe)
+{
+	CS_GPU_SEMA(batch) = probe && !strcmp(probe, "batch");
+	CS_GPU_SEMA(ext_corr) = probe && !strcmp(probe, "ext_corr");
+}
+
 static int reset_mock(void **state)
 {
 	memset(&mock, 0, sizeof(mock));
 	mock.fake_driver = true;
+	listen(NULL);
 	return reset_default(state);
 }
 
@@ -910,23 +931,28 @@ static void sleep_ms(long ms)
 
 /* ---- CUPTI wiring, on the mocks ---- */
 
+#define BATCH_KINDS (1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL | \
+		     1ull << CUPTI_ACTIVITY_KIND_MEMCPY | \
+		     1ull << CUPTI_ACTIVITY_KIND_MEMORY2)
+
 static void start__driver_present__enables_kinds_and_flushes(void **state)
 {
-	const uint64_t want = 1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL |
-			      1ull << CUPTI_ACTIVITY_KIND_MEMCPY |
+	const uint64_t want = BATCH_KINDS |
 			      1ull << CUPTI_ACTIVITY_KIND_MEMSET |
-			      1ull << CUPTI_ACTIVITY_KIND_MEMORY2 |
 			      1ull << CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
 	int i;
 
 	(void)state;
 	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "5", 1);
 	assert_int_equal(cupti_sub_reset(), 0);
+	listen("batch");
 	assert_int_equal(cupti_sub_start(), 0);
 	assert_int_equal(cupti_sub_start(), 0);		/* already recording */
 	assert_int_equal(mock.subscribes, 1);
+	/* every kind tried at start; the daemon's batches read three */
 	assert_int_equal(mock.enabled, want);
-	assert_int_equal(stats().enabled_kinds, want);
+	assert_int_equal(stats().enabled_kinds, BATCH_KINDS);
+	assert_int_equal(mock.disabled, want & ~BATCH_KINDS);
 	assert_int_equal(cupti_sub_reset(), -EBUSY);
 	for (i = 0; i < 200 && __atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST) < 3; i++)
 		sleep_ms(5);
@@ -949,6 +975,7 @@ static void start__memory2_refused__records_without_it(void **state)
 {
 	(void)state;
 	mock.memory2_rc = CUPTI_ERROR_NOT_COMPATIBLE;
+	listen("batch");
 	assert_int_equal(cupti_sub_start(), 0);
 	assert_false(stats().enabled_kinds & (1ull << CUPTI_ACTIVITY_KIND_MEMORY2));
 	assert_true(stats().enabled_kinds & (1ull << CUPTI_ACTIVITY_KIND_MEMCPY));
@@ -1374,8 +1401,319 @@ static void nodriver__ld_preload_without_driver__one_line_exit_0(void **state)
 	check_nodriver("LD_PRELOAD");
 }
 
+/* ---- batches ---- */
+
+/* What the batch probe was handed, through --wrap=probe_batch. */
+#define EMITTED_MAX 64
+static struct {
+	struct cs_gpu_bin bin[EMITTED_MAX][CS_GPU_BATCH_MAX];
+	unsigned int n[EMITTED_MAX];
+	unsigned int batches;
+} emitted;
+
+void __real_probe_batch(const struct cs_gpu_bin *bins, unsigned int n);
+void __wrap_probe_batch(const struct cs_gpu_bin *bins, unsigned int n);
+void __wrap_probe_batch(const struct cs_gpu_bin *bins, unsigned int n)
+{
+	if (emitted.batches < EMITTED_MAX) {
+		memcpy(emitted.bin[emitted.batches], bins, n * sizeof(bins[0]));
+		emitted.n[emitted.batches] = n;
+	}
+	emitted.batches++;
+	__real_probe_batch(bins, n);
+}
+
+static int reset_batch(void **state)
+{
+	memset(&emitted, 0, sizeof(emitted));
+	listen("batch");
+	return reset_default(state);
+}
+
+static int stop_listening(void **state)
+{
+	(void)state;
+	listen(NULL);
+	return 0;
+}
+
+/* The bin of (op, kind, size) starting at start among the emitted ones. */
+static const struct cs_gpu_bin *emitted_bin(uint8_t op, uint16_t kind, uint64_t size,
+					    uint64_t start)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < emitted.batches && i < EMITTED_MAX; i++)
+		for (j = 0; j < emitted.n[i]; j++) {
+			const struct cs_gpu_bin *x = &emitted.bin[i][j];
+
+			if (x->op == op && x->kind == kind && x->size == size && x->start == start)
+				return x;
+		}
+	return NULL;
+}
+
+#define MS CS_GPU_BIN_NS
+
+static void batch_run__within_one_bin__counted_with_its_time(void **state)
+{
+	struct batch b;
+
+	(void)state;
+	batch_clear(&b);
+	batch_run(&b, CS_GPU_KERNEL, 0, 5 * MS + 100, 5 * MS + 900, 0);
+	batch_run(&b, CS_GPU_KERNEL, 0, 5 * MS + 1000, 5 * MS + 1500, 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.bin[0].start, 5 * MS);
+	assert_int_equal(b.bin[0].end, 6 * MS);
+	assert_int_equal(b.bin[0].count, 2);
+	assert_int_equal(b.bin[0].busy_ns, 1300);
+	assert_int_equal(b.bin[0].op, CS_GPU_KERNEL);
+}
+
+/* A copy over three bins: counted in the first, time and bytes split by
+ * time, and the sums exact. */
+static void batch_run__straddling_bins__split_by_time_sums_exact(void **state)
+{
+	uint64_t start = 2 * MS + MS / 2, end = 4 * MS + MS / 4, bytes = 1000003;
+	struct batch b;
+
+	(void)state;
+	batch_clear(&b);
+	batch_run(&b, CS_GPU_MEMCPY, 1, start, end, bytes);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.bin[0].count, 1);
+	assert_int_equal(b.bin[1].count + b.bin[2].count, 0);
+	assert_int_equal(b.bin[0].busy_ns, MS / 2);
+	assert_int_equal(b.bin[1].busy_ns, MS);
+	assert_int_equal(b.bin[2].busy_ns, MS / 4);
+	assert_int_equal(b.bin[0].bytes, bytes * (MS / 2) / (end - start));
+	assert_int_equal(b.bin[1].bytes, bytes * MS / (end - start));
+	assert_int_equal(b.bin[0].bytes + b.bin[1].bytes + b.bin[2].bytes, bytes);
+	assert_int_equal(b.bin[2].kind, 1);
+}
+
+/* Over CS_GPU_SPLIT_BINS bins: a bin of its own, its own time. */
+static void batch_run__long_run__bin_of_its_own(void **state)
+{
+	struct batch b;
+
+	(void)state;
+	batch_clear(&b);
+	batch_run(&b, CS_GPU_KERNEL, 0, 3 * MS + 7, 3 * MS + 7 + 250 * MS, 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.bin[0].start, 3 * MS + 7);
+	assert_int_equal(b.bin[0].end, 3 * MS + 7 + 250 * MS);
+	assert_int_equal(b.bin[0].busy_ns, 250 * MS);
+	assert_int_equal(b.bin[0].count, 1);
+}
+
+/* No end (CUPTI's forced flush of work still running): counted, no time. */
+static void batch_run__no_end__counted_without_time(void **state)
+{
+	struct batch b;
+
+	(void)state;
+	batch_clear(&b);
+	batch_run(&b, CS_GPU_MEMCPY, 2, 9 * MS + 1, 0, 4096);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.bin[0].start, 9 * MS);
+	assert_int_equal(b.bin[0].count, 1);
+	assert_int_equal(b.bin[0].busy_ns, 0);
+	assert_int_equal(b.bin[0].bytes, 4096);
+}
+
+/* Allocations fold by size: count of size, bytes count x size. */
+static void batch_mem__sizes__one_bin_per_size(void **state)
+{
+	struct batch b;
+	int i;
+
+	(void)state;
+	batch_clear(&b);
+	for (i = 0; i < 5; i++)
+		batch_mem(&b, CS_GPU_ALLOC, 7 * MS + (uint64_t)i, 2 << 20);
+	batch_mem(&b, CS_GPU_ALLOC, 7 * MS + 9, 4096);
+	batch_mem(&b, CS_GPU_RELEASE, 7 * MS + 10, 2 << 20);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.bin[0].count, 5);
+	assert_int_equal(b.bin[0].size, 2 << 20);
+	assert_int_equal(b.bin[0].bytes, 5ull * (2 << 20));
+	assert_int_equal(b.bin[1].count, 1);
+	assert_int_equal(b.bin[1].size, 4096);
+	assert_int_equal(b.bin[2].op, CS_GPU_RELEASE);
+}
+
+/* A bin never holds more than the daemon takes: another one follows. */
+static void batch_run__bin_at_count_limit__another_bin(void **state)
+{
+	struct batch *b = malloc(sizeof(*b));
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(b);
+	batch_clear(b);
+	for (i = 0; i < CS_GPU_MAX_COUNT + 3; i++)
+		batch_run(b, CS_GPU_KERNEL, 0, 0, 0, 0);
+	assert_int_equal(b->n, 2);
+	assert_int_equal(b->bin[0].count, CS_GPU_MAX_COUNT);
+	assert_int_equal(b->bin[1].count, 3);
+	free(b);
+}
+
+/* The batch takes records while batch_room says so, and never passes
+ * CS_GPU_BATCH_MAX bins. */
+static void batch_room__many_classes__bounded(void **state)
+{
+	struct batch b;
+	unsigned int i = 0;
+
+	(void)state;
+	batch_clear(&b);
+	while (batch_room(&b)) {
+		batch_run(&b, CS_GPU_KERNEL, 0, (uint64_t)i * MS + MS - 10,
+			  (uint64_t)(i + 7) * MS + 5, 0);
+		i++;
+	}
+	assert_true(b.n <= CS_GPU_BATCH_MAX);
+	assert_true(b.n > CS_GPU_BATCH_MAX - BATCH_RECORD_BINS);
+}
+
+/* Records through the handler while the daemon listens: one batch per
+ * flush, its bins summing to the counters; forged values kept out. */
+static void handle_record__batch_heard__bins_sum_to_counters(void **state)
+{
+	cupti_sub_kernel_rec k;
+	cupti_sub_memcpy_rec m = memcpy_rec(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1 << 20);
+	uint64_t busy = 0, kv_busy = 0, kv = 0, bytes = 0, n = 0;
+	const struct cs_gpu_bin *x;
+	unsigned int i, j;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		k = kernel_rec(i % 4 ? GEMM : VLLM_PAGED_V2, 1000000 + i * 3000ull,
+			       1000000 + i * 3000ull + 2500);
+		assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	}
+	m.start = 2 * MS - 100;
+	m.end = 2 * MS + 300;
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&m), 0);
+	/* forged: ends before it starts, device 5000, copy kind 200 */
+	k = kernel_rec(GEMM, 5000, 4000);
+	cupti_sub_handle_record((CUpti_Activity *)&k);
+	k = kernel_rec(GEMM, 5000, 6000);
+	k.deviceId = 5000;
+	cupti_sub_handle_record((CUpti_Activity *)&k);
+	m.copyKind = 200;
+	cupti_sub_handle_record((CUpti_Activity *)&m);
+	assert_true(cupti_sub_flush_batch() > 0);
+	assert_int_equal(stats().rejected, 3);
+	assert_int_equal(stats().batches, emitted.batches);
+	for (i = 0; i < emitted.batches; i++)
+		for (j = 0; j < emitted.n[i]; j++) {
+			x = &emitted.bin[i][j];
+			if (x->op == CS_GPU_KERNEL) {
+				busy += x->busy_ns;
+				n += x->count;
+			} else if (x->op == CS_GPU_KV_KERNEL) {
+				kv_busy += x->busy_ns;
+				kv += x->count;
+			} else if (x->op == CS_GPU_MEMCPY) {
+				bytes += x->bytes;
+			}
+			assert_true(x->end > x->start);
+		}
+	assert_int_equal(n, 1000);
+	assert_int_equal(busy, 1000 * 2500);
+	assert_int_equal(kv, 250);
+	assert_int_equal(kv_busy, 250 * 2500);
+	assert_int_equal(bytes, 1 << 20);
+	/* the copy straddles a bin boundary: its bytes by time */
+	x = emitted_bin(CS_GPU_MEMCPY, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 0, 2 * MS);
+	assert_non_null(x);
+	assert_int_equal(x->count, 0);
+	assert_int_equal(x->bytes, (1 << 20) - (1 << 20) * 100 / 400);
+	/* 3 ms of kernels: 3 bins of all kernels, 3 of the KV ones, 2 of the
+	 * copy; one batch */
+	assert_int_equal(emitted.batches, 1);
+	assert_int_equal(emitted.n[0], 8);
+	assert_int_equal(stats().bins, 8);
+}
+
+/* Nobody listening: counted, nothing batched, nothing checked. */
+static void handle_record__nobody_listens__counted_not_batched(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(GEMM, 5000, 4000);
+
+	(void)state;
+	listen(NULL);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	assert_int_equal(cupti_sub_flush_batch(), 0);
+	assert_int_equal(stats().kernels, 1);
+	assert_int_equal(stats().rejected, 0);
+	assert_int_equal(stats().batches, 0);
+	assert_int_equal(emitted.batches, 0);
+}
+
+/* The flush thread collects only while a tracer is attached: no kinds
+ * enabled and no flush without one, the batch kinds with the batch
+ * probe's, external correlations only for their own probe. */
+static bool wait_kinds(uint64_t want)
+{
+	int i;
+
+	for (i = 0; i < 400 && stats().enabled_kinds != want; i++)
+		sleep_ms(5);
+	return stats().enabled_kinds == want;
+}
+
+static void collect__follows_tracers__kinds_on_and_off(void **state)
+{
+	int f;
+
+	(void)state;
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "5", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_int_equal(stats().enabled_kinds, 0);
+	assert_int_equal(stats().collecting, 0);
+	sleep_ms(30);
+	assert_int_equal(__atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST), 0);
+	listen("batch");
+	assert_true(wait_kinds(BATCH_KINDS));
+	assert_int_equal(stats().collect_on, 1);
+	for (f = 0; f < 400 && __atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST) < 2; f++)
+		sleep_ms(5);
+	assert_true(__atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST) >= 2);
+	listen("ext_corr");
+	assert_true(wait_kinds(1ull << CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+	listen(NULL);
+	assert_true(wait_kinds(0));
+	assert_int_equal(stats().collect_off, 1);
+	assert_int_equal(stats().collecting, 0);
+	sleep_ms(20);	/* a flush that was under way */
+	f = __atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST);
+	sleep_ms(30);
+	assert_int_equal(__atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST), f);
+	assert_int_equal(cupti_sub_stop(), 0);
+}
+
+/* No flush thread to watch for tracers: everything, from the start. */
+static void collect__no_flush_thread__every_kind(void **state)
+{
+	(void)state;
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "0", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_int_equal(stats().enabled_kinds, mock.enabled);
+	assert_true(stats().enabled_kinds & (1ull << CUPTI_ACTIVITY_KIND_MEMSET));
+	assert_int_equal(stats().collecting, 1);
+	assert_int_equal(cupti_sub_stop(), 0);
+}
+
 #define T(f) cmocka_unit_test_setup(f, reset_default)
 #define M(f) cmocka_unit_test_setup(f, reset_mock)
+#define B(f) cmocka_unit_test_setup_teardown(f, reset_batch, stop_listening)
 
 int main(void)
 {
@@ -1424,6 +1762,17 @@ int main(void)
 		M(start__cupti_off__slot_left_to_other_tool),
 		M(start__kernel_kind_refused__one_line_enodev),
 		M(start__no_libcuda__one_line_enodev),
+		T(batch_run__within_one_bin__counted_with_its_time),
+		T(batch_run__straddling_bins__split_by_time_sums_exact),
+		T(batch_run__long_run__bin_of_its_own),
+		T(batch_run__no_end__counted_without_time),
+		T(batch_mem__sizes__one_bin_per_size),
+		T(batch_run__bin_at_count_limit__another_bin),
+		T(batch_room__many_classes__bounded),
+		B(handle_record__batch_heard__bins_sum_to_counters),
+		B(handle_record__nobody_listens__counted_not_batched),
+		M(collect__follows_tracers__kinds_on_and_off),
+		M(collect__no_flush_thread__every_kind),
 		T(nodriver__injection_path_without_driver__one_line_exit_0),
 		T(nodriver__ld_preload_without_driver__one_line_exit_0),
 	};

@@ -275,9 +275,11 @@ static void cli__running_daemon__stats_and_top(void **state)
 
 static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 {
-	char out[512], lib[300];
+	unsigned long lib_records, rejected, batches, bins, unheard;
+	char out[512], lib[300], want[128];
 	struct daemon d;
 	struct table t;
+	const char *p;
 	long pid;
 	int r, joined = 0;
 
@@ -300,9 +302,21 @@ static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_out_bytes"), 25ull << 20);
 	assert_int_equal(sum(&t, "gpu-memory", pid, "allocs"), 100);
 	assert_int_equal(sum(&t, "gpu-memory", pid, "frees"), 100);
-	/* one event per probe: 500 kernels + 200 KV again + 200 copies + 200
-	 * allocations and releases, and CUPTI dropped nothing */
-	assert_int_equal(count_in_file(d.out, "gpu: records=1100 cupti_dropped=0"), 1);
+	/* the records the bins stand for: 500 kernels + 200 KV again + 200
+	 * copies + 200 allocations and releases, and CUPTI dropped nothing */
+	assert_int_equal(count_in_file(d.out, "gpu: records=1100 cupti_dropped=0 "), 1);
+	/* one probe a round (a buffer's walk), and every bin of them came:
+	 * the library's count of what it handed over is the daemon's */
+	assert_non_null(p = strstr(out, "library: "));
+	assert_int_equal(sscanf(p, "library: records %lu rejected %lu batches %lu bins %lu unheard %lu",
+				&lib_records, &rejected, &batches, &bins, &unheard), 5);
+	assert_int_equal(lib_records, 900);
+	assert_int_equal(rejected, 0);
+	assert_int_equal(batches, 101);		/* 100 rounds and the last release */
+	assert_int_equal(unheard, 0);
+	snprintf(want, sizeof(want), "gpu: records=1100 cupti_dropped=0 bins=%lu ", bins);
+	assert_int_equal(count_in_file(d.out, want), 1);
+	assert_true(bins < 1100);
 	/* genuine values are never rejected */
 	assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
 	/* host rows of the same process carry its GPU work of the window */
@@ -313,9 +327,9 @@ static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 	assert_true(joined > 0);
 }
 
-/* Values no device gives, through the real probes and programs: the
- * daemon rejects each (BPF flags the device id too wide), counts them, and
- * sums only the genuine records. */
+/* Values no device gives, through the real probes and programs, a probe
+ * per record: the daemon rejects each (BPF flags the device id too wide),
+ * counts them, and sums only the genuine records. */
 static void gpu__forged_cupti_values__rejected_and_counted(void **state)
 {
 	char out[512], lib[300];
@@ -329,7 +343,8 @@ static void gpu__forged_cupti_values__rejected_and_counted(void **state)
 		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
 		skip();
 	}
-	pid = run_beside(&d, "gpuforged", 2, (const char *const[]){ "--gpu-lib", lib, NULL },
+	pid = run_beside(&d, "gpuforged", 2,
+			 (const char *const[]){ "--gpu-lib", lib, "--gpu-probes", "records", NULL },
 			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
 	assert_true(pid > 0);
 	/* 10 rounds: 5 kernels, 2 KV kernels again, 2 copies, 2 memory records
@@ -340,6 +355,37 @@ static void gpu__forged_cupti_values__rejected_and_counted(void **state)
 	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernels"), 50);
 	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernel_ns"), 30 * 100000 + 20 * 50000);
 	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_in_bytes"), 10ull << 20);
+	/* no batch was asked for */
+	assert_non_null(strstr(out, "batches 0 bins 0 unheard 0"));
+}
+
+/* The same in batches: the library keeps the forged records out of its
+ * bins (counted), so the bins hold only genuine work and the daemon has
+ * nothing to reject. */
+static void gpu__forged_cupti_values_in_batches__kept_out_by_library(void **state)
+{
+	char out[512], lib[300];
+	struct daemon d;
+	struct table t;
+	long pid;
+
+	need_root(state);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
+	if (access(lib, R_OK)) {
+		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
+		skip();
+	}
+	pid = run_beside(&d, "gpuforgedb", 2, (const char *const[]){ "--gpu-lib", lib, NULL },
+			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
+	assert_true(pid > 0);
+	assert_non_null(strstr(out, "library: records 94 rejected 4 "));
+	assert_int_equal(count_in_file(d.out, "gpu: records=110 cupti_dropped=0 "), 1);
+	assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
+	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernels"), 50);
+	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernel_ns"), 30 * 100000 + 20 * 50000);
+	assert_int_equal(sum(&t, "gpu-kv-kernels", pid, "gpu_kernels"), 20);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_in_bytes"), 10ull << 20);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "allocs"), 10);
 }
 
 /*
@@ -1059,6 +1105,7 @@ int main(void)
 		cmocka_unit_test_teardown(csv__disk_full__rows_kept_tracing_goes_on, full_unmount),
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(gpu__forged_cupti_values__rejected_and_counted),
+		cmocka_unit_test(gpu__forged_cupti_values_in_batches__kept_out_by_library),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),

@@ -1007,13 +1007,16 @@ static void wtable_close__gpu_records__gpu_keys_and_joined_host_row(void **state
 	e.gpu.op = CS_GPU_KV_KERNEL;
 	e.gpu.start = 1000;
 	e.gpu.end = 51000;
+	e.gpu.busy_ns = 50000;
+	e.gpu.count = 1;
 	wtable_add(wt, &e);
 	e.gpu.op = CS_GPU_MEMCPY;
 	e.gpu.kind = 1;		/* host to device */
 	e.gpu.bytes = 4096;
+	e.gpu.busy_ns = 0;
 	wtable_add(wt, &e);
 	e.gpu.op = CS_GPU_ALLOC;
-	e.gpu.bytes = 1 << 20;
+	e.gpu.bytes = e.gpu.size = 1 << 20;
 	wtable_add(wt, &e);
 	e = alloc_ev(T0 + 6, 0x1000, 0, 64, 1);	/* a host row of tgid 42 */
 	wtable_add(wt, &e);
@@ -1175,9 +1178,141 @@ static struct cs_event gpu_ev(uint64_t ts, uint8_t op, uint64_t start, uint64_t 
 	e.gpu.op = op;
 	e.gpu.start = start;
 	e.gpu.end = end;
+	e.gpu.busy_ns = end > start && op != CS_GPU_ALLOC && op != CS_GPU_RELEASE ? end - start : 0;
 	e.gpu.bytes = bytes;
+	e.gpu.size = op == CS_GPU_ALLOC || op == CS_GPU_RELEASE ? bytes : 0;
+	e.gpu.count = op != CS_GPU_DROPPED;
 	e.gpu.kind = kind;
 	return e;
+}
+
+/* A bin of the library's batches: count records begun in [start, end),
+ * busy ns of run time in it. */
+static struct cs_event gpu_bin(uint64_t ts, uint8_t op, uint64_t start, uint64_t end,
+			       uint32_t count, uint64_t busy, uint64_t bytes)
+{
+	struct cs_event e = gpu_ev(ts, op, start, end, bytes, op == CS_GPU_MEMCPY);
+
+	e.gpu.count = count;
+	e.gpu.busy_ns = busy;
+	return e;
+}
+
+/* Bins carry whatever the process wrote: counts past the bound, busy time
+ * no span holds, allocation bins whose bytes are not count x size. */
+static void wtable_add__forged_gpu_bins__rejected(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+
+	(void)state;
+	e = gpu_bin(T0 + 50 * MS, CS_GPU_KERNEL, T0 + 10 * MS, T0 + 11 * MS, 7, 3 * MS, 0);
+	wtable_add(wt, &e);					/* 3 streams: counted */
+	e = gpu_bin(T0 + 50 * MS, CS_GPU_KERNEL, T0 + 10 * MS, T0 + 11 * MS,
+		    GPU_MAX_COUNT + 1, 0, 0);
+	wtable_add(wt, &e);
+	e = gpu_bin(T0 + 50 * MS, CS_GPU_KERNEL, T0 + 10 * MS, T0 + 11 * MS, 1,
+		    (GPU_MAX_CONCURRENT + 1) * MS, 0);
+	wtable_add(wt, &e);
+	e = gpu_bin(T0 + 50 * MS, CS_GPU_KERNEL, T0 + 10 * MS, 0, 1, 5, 0);	/* open, busy */
+	wtable_add(wt, &e);
+	e = gpu_bin(T0 + 50 * MS, CS_GPU_ALLOC, T0 + 10 * MS, T0 + 11 * MS, 3, 0, 4096);
+	e.gpu.size = 4096;					/* 3 x 4096 is not 4096 */
+	wtable_add(wt, &e);
+	e = gpu_bin(T0 + 50 * MS, CS_GPU_ALLOC, T0 + 10 * MS, T0 + 11 * MS, 3, 0, 3 * 4096);
+	e.gpu.size = 4096;					/* counted */
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	st = stats_of(wt);
+	assert_int_equal(st.rejected, 4);
+	assert_int_equal(st.rejected_by[REJ_GPU_COUNT], 1);
+	assert_int_equal(st.rejected_by[REJ_GPU_TIME], 2);
+	assert_int_equal(st.rejected_by[REJ_GPU_BYTES], 1);
+	assert_int_equal(rows.n, 2);
+	assert_int_equal(rows.r[0].s->gpu_kernels + rows.r[1].s->gpu_kernels, 7);
+	assert_int_equal(rows.r[0].s->gpu_kernel_ns + rows.r[1].s->gpu_kernel_ns, 3 * MS);
+	assert_int_equal(rows.r[0].s->allocs + rows.r[1].s->allocs, 3);
+	assert_int_equal(rows.r[0].live_bytes + rows.r[1].live_bytes, 3 * 4096);
+	wtable_free(wt);
+}
+
+/* Work that straddles windows is split over them by time (the count where
+ * it began, the sums exact); the part of it in windows already closed is
+ * folded into the oldest open one; and the run ends at the record's
+ * arrival at the latest. */
+static void wtable_add__gpu_run_straddling_windows__split_by_time(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	uint64_t ns[5] = { 0 }, bytes[5] = { 0 }, count[5] = { 0 };
+	struct wtable_stats st;
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	/* a copy over windows 0, 1, 2: 10 + 100 + 30 ms, 1400001 bytes */
+	e = gpu_ev(T0 + 240 * MS, CS_GPU_MEMCPY, T0 + 90 * MS, T0 + 230 * MS, 1400001, 1);
+	wtable_add(wt, &e);
+	wtable_close_until(wt, T0 + 300 * MS);		/* windows 0 to 2 closed */
+	/* a kernel from window 1 to 3, reported in 3: late; windows 1 and 2
+	 * are closed, its 250 ms all go to window 3 */
+	e = gpu_ev(T0 + 360 * MS, CS_GPU_KERNEL, T0 + 100 * MS, T0 + 350 * MS, 0, 0);
+	wtable_add(wt, &e);
+	/* a kernel that claims to run on past its report: cut there */
+	e = gpu_ev(T0 + 420 * MS, CS_GPU_KERNEL, T0 + 380 * MS, T0 + 900 * MS, 0, 0);
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	st = stats_of(wt);
+	assert_int_equal(st.gpu_split, 3);
+	assert_int_equal(st.gpu_late, 1);
+	assert_int_equal(st.events, 3);
+	for (i = 0; i < rows.n; i++) {
+		const struct wrow *r = &rows.r[i];
+		unsigned int w = r->window < 4 ? (unsigned int)r->window : 4;
+
+		ns[w] += r->s->gpu_kernel_ns;
+		bytes[w] += r->s->gpu_copy_in_bytes;
+		count[w] += r->s->gpu_kernels + r->s->gpu_copies;
+	}
+	assert_int_equal(bytes[0], 1400001ull * 10 / 140);
+	assert_int_equal(bytes[1], 1400001ull * 100 / 140);
+	assert_int_equal(bytes[0] + bytes[1] + bytes[2], 1400001);
+	assert_int_equal(count[0], 1);
+	assert_int_equal(count[1] + count[2], 0);
+	assert_int_equal(ns[3], 250 * MS + 20 * MS);	/* the late one; 380 to 400 */
+	assert_int_equal(ns[4], 20 * MS);		/* 400 to its report at 420 */
+	assert_int_equal(count[3], 2);
+	wtable_free(wt);
+}
+
+/* Bins of several batches, delivered out of order while their windows
+ * are open, each land in the window they ran in. */
+static void wtable_add__gpu_bins_out_of_order__each_in_its_window(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	uint64_t ns[3] = { 0 };
+	struct cs_event e;
+	int i;
+
+	(void)state;
+	e = gpu_bin(T0 + 190 * MS, CS_GPU_KERNEL, T0 + 150 * MS, T0 + 151 * MS, 4, 800000, 0);
+	wtable_add(wt, &e);
+	e = gpu_bin(T0 + 191 * MS, CS_GPU_KERNEL, T0 + 40 * MS, T0 + 41 * MS, 2, 300000, 0);
+	wtable_add(wt, &e);
+	e = gpu_bin(T0 + 192 * MS, CS_GPU_KERNEL, T0 + 99 * MS + MS / 2, T0 + 100 * MS + MS / 2,
+		    1, 1000000, 0);			/* straddles: half and half */
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	assert_int_equal(stats_of(wt).gpu_late, 0);
+	for (i = 0; i < rows.n; i++)
+		if (rows.r[i].window < 3)
+			ns[rows.r[i].window] += rows.r[i].s->gpu_kernel_ns;
+	assert_int_equal(ns[0], 300000 + 500000);
+	assert_int_equal(ns[1], 800000 + 500000);
+	wtable_free(wt);
 }
 
 /* CUPTI values come from the traced process: end before start, a span of
@@ -1526,6 +1661,9 @@ int main(void)
 		cmocka_unit_test(wtable_add__pools_past_block_budget__refused_state_bounded),
 		cmocka_unit_test(wtable_add__forged_gpu_records__rejected_sums_bounded),
 		cmocka_unit_test(wtable_add__gpu_records__windowed_by_run_time),
+		cmocka_unit_test(wtable_add__forged_gpu_bins__rejected),
+		cmocka_unit_test(wtable_add__gpu_run_straddling_windows__split_by_time),
+		cmocka_unit_test(wtable_add__gpu_bins_out_of_order__each_in_its_window),
 		cmocka_unit_test(wtable_add__kv_release_read_before_use_across_cpus__block_freed),
 		cmocka_unit_test(wtable_close_until__kv_out_of_order_over_window_end__ordered),
 		cmocka_unit_test(wtable_add__event_past_two_open_windows__closes_them_kv_first),

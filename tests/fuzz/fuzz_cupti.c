@@ -6,19 +6,22 @@
  * built from the input as the installed CUPTI headers define them.
  *
  * Input: one byte of mode (bit 0: patterns from the input, bit 1: the KV
- * cache off), then, with bit 0, a pattern list up to a 0 byte; then
+ * cache off, bit 2: a tracer attached to the batch probe), then, with bit 0, a pattern list up to a 0 byte; then
  * records: a selector byte (the kind), a name length byte (kernels; 0xff:
  * no name) and that many name bytes, then the record's bytes (zero-padded
  * at the end of the input).
  *
  * Invariants checked: every record is counted once under its kind; KV
- * kernels are kernels; the cached decision for every name seen is the one
- * the patterns give with the cache off.
+ * kernels are kernels; records kept out of the batch are among those
+ * batched, and a batch made while a tracer listens is handed to it; the
+ * cached decision for every name seen is the one the patterns give with
+ * the cache off.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../../cuda/cupti_sub.h"
+#include "../../cuda/probes.h"
 
 #define MAX_NAMES 16
 
@@ -76,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	setenv("CACHESCOPE_KV_CACHE", mode & 2 ? "0" : "1", 1);
 	check(cupti_sub_reset() >= 0);
+	CS_GPU_SEMA(batch) = (mode & 4) != 0;
 	while (size > 0 && nn < MAX_NAMES) {
 		take(&data, &size, &sel, 1);
 		switch (sel % 7) {
@@ -117,10 +121,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		cupti_sub_handle_record(&r.a);
 	}
+	cupti_sub_flush_batch();
 	cupti_sub_get_stats(&st);
 	kinds = st.kernels + st.memcpys + st.memsets + st.memory_records + st.ext_corrs +
 		st.ignored;
 	check(st.records == kinds);
+	check(st.rejected <= st.kernels + st.memcpys + st.memory_records);
+	check((mode & 4) || st.rejected == 0);
+	check(!(mode & 4) || st.batches_unheard == 0);
 	check(st.kv_kernels <= st.kernels);
 	check(st.unnamed_kernels <= st.kernels);
 	/* the cache, as the records left it, says what the patterns say */

@@ -75,6 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			e.gpu.bytes = u64;
 			e.gpu.start = d0;
 			e.gpu.end = d0 + (int32_t)d1;	/* may go before the start */
+			/* a record as the per-record probes make it, mostly;
+			 * a bin of any count, time and size sometimes */
+			e.gpu.count = data[3] & 0x20 ? d1 : 1;
+			e.gpu.busy_ns = data[3] & 0x10 ? u64 >> (data[3] & 15) :
+					e.gpu.end > e.gpu.start ? e.gpu.end - e.gpu.start : 0;
+			e.gpu.size = data[3] & 0x08 ? u64 / (e.gpu.count ? e.gpu.count : 1) : u64;
 		} else {
 			e.type = CS_EV_KV;
 			e.kv.op = CS_KV_USE + ((data[0] >> 1) & 7) % 5;

@@ -2,16 +2,18 @@
 /*
  * gpufeed: what a CUDA process would do on a machine without a GPU.  It
  * loads libcachescope_cupti.so and hands its record handler real CUPTI
- * activity records (the structs of the installed headers, filled here), so
- * the library's USDT probes fire exactly as they would for records from a
- * device.  The independent count the GPU-domain tests compare with.
+ * activity records (the structs of the installed headers, filled here),
+ * then hands the batch over as a walk of a CUPTI buffer does, every round,
+ * so the library's USDT probes fire exactly as they would for records
+ * from a device.  The independent count the GPU-domain tests compare with.
  *
  *   gpufeed LIBRARY SECONDS [forged]
  *
  * Every 10 ms: 3 kernels named gemm_kernel (100 us each), 2 KV kernels named
  * kvref_kv_paged_attention (50 us each), one 1 MiB host-to-device and one
  * 256 KiB device-to-host copy, and one 2 MiB device allocation that is
- * released 10 ms later.  Prints "pid PID" first and the totals at the end.
+ * released 10 ms later.  Prints "pid PID" first, the totals at the end,
+ * and the library's counters ("library: ...").
  * With "forged", then four records with values no device gives, which the
  * daemon must reject: a kernel that ends before it starts, a kernel on
  * device 5000, a copy of 1 PiB and a copy of kind 200 (not in the totals).
@@ -25,6 +27,8 @@
 #include "../../cuda/cupti_sub.h"
 
 typedef int (*handle_fn)(const CUpti_Activity *rec);
+typedef int (*flush_fn)(void);
+typedef void (*stats_fn)(struct cupti_sub_stats *out);
 
 static handle_fn handle;
 static uint64_t t;		/* CUPTI-like timestamps */
@@ -109,7 +113,10 @@ static void forged(void)
 int main(int argc, char **argv)
 {
 	unsigned long kernels = 0, kv = 0, in = 0, out = 0, allocs = 0, releases = 0;
+	struct cupti_sub_stats st;
 	uint64_t prev = 0, addr;
+	flush_fn flush;
+	stats_fn stats;
 	double secs;
 	void *lib;
 	long i, n;
@@ -120,7 +127,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib || !(handle = (handle_fn)dlsym(lib, "cupti_sub_handle_record"))) {
+	if (!lib || !(handle = (handle_fn)dlsym(lib, "cupti_sub_handle_record")) ||
+	    !(flush = (flush_fn)dlsym(lib, "cupti_sub_flush_batch")) ||
+	    !(stats = (stats_fn)dlsym(lib, "cupti_sub_get_stats"))) {
 		fprintf(stderr, "gpufeed: cannot load %s: %s\n", argv[1], dlerror());
 		return 1;
 	}
@@ -147,13 +156,20 @@ int main(int argc, char **argv)
 			releases++;
 		}
 		prev = addr;
+		flush();
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 	}
 	memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, prev, 2 << 20);
 	releases++;
 	if (argc == 4)
 		forged();
+	flush();
 	printf("kernels %lu kv_kernels %lu copy_in %lu copy_out %lu allocs %lu releases %lu\n",
 	       kernels, kv, in, out, allocs, releases);
+	stats(&st);
+	printf("library: records %llu rejected %llu batches %llu bins %llu unheard %llu\n",
+	       (unsigned long long)st.records, (unsigned long long)st.rejected,
+	       (unsigned long long)st.batches, (unsigned long long)st.bins,
+	       (unsigned long long)st.batches_unheard);
 	return 0;
 }
