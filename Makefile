@@ -324,14 +324,14 @@ $(OUTPUT)/tests/test_cupti: tests/test_cupti.c $(CUPTI_DEPS) \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lcmocka -lpthread -o $@
 
 # the record handler's cost per record, KV decision cache off and on (CPU only)
-$(OUTPUT)/bench/cupti_record: bench/cupti_record.c $(CUPTI_DEPS)
+$(OUTPUT)/bench/cupti_record: bench/cupti_record.c bench/kernel_names.h $(CUPTI_DEPS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c $(CUPTI_SRCS) -L$(CUPTI_LIBDIR) -lcupti \
 		-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
 
 # an engine's stream of CUPTI records at a set rate (bench/gpu_stream.sh)
-$(OUTPUT)/bench/gpu_rate: bench/gpu_rate.c cuda/cupti_sub.h
+$(OUTPUT)/bench/gpu_rate: bench/gpu_rate.c bench/kernel_names.h cuda/cupti_sub.h
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) $< -ldl -o $@

@@ -20,38 +20,10 @@
 #include <string.h>
 #include <time.h>
 #include "../cuda/cupti_sub.h"
+#include "kernel_names.h"
 
 #define KERNELS 64
 #define ROUNDS 3
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* A CUTLASS- or flash-attention-like mangled name of about 1.2 KB. */
-static char *kernel_name(unsigned int i)
-{
-	static const char *const part =
-		"NS_9transform11threadblock28PredicatedTileAccessIteratorINS_11"
-		"MatrixShapeILi128ELi32EEENS_6half_tENS_6layout8RowMajorELi1E";
-	char *n = malloc(2048);
-	size_t o;
-
-	if (!n)
-		exit(1);
-	if (i % 8 == 0)
-		o = (size_t)sprintf(n, "_ZN5flash24flash_fwd_splitkv_kernelI%uILi128ELi64E", i);
-	else
-		o = (size_t)sprintf(n, "_ZN7cutlass6KernelINS_4gemm6kernel13GemmUniversal%uI", i);
-	while (o < 1200)
-		o += (size_t)sprintf(n + o, "%sLi%zuE", part, o);
-	strcpy(n + o, "EEEEvNT_6ParamsE");
-	return n;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -69,10 +41,10 @@ static uint64_t run(cupti_sub_kernel_rec *recs, long n, bool cache)
 	setenv("CACHESCOPE_KV_CACHE", cache ? "1" : "0", 1);
 	if (cupti_sub_reset() != 0)
 		exit(1);
-	t0 = now_ns();
+	t0 = bench_clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < n; i++)
 		cupti_sub_handle_record((const CUpti_Activity *)&recs[i % KERNELS]);
-	return (now_ns() - t0) / (uint64_t)n;
+	return (bench_clock_ns(CLOCK_MONOTONIC) - t0) / (uint64_t)n;
 }
 
 int main(int argc, char **argv)
@@ -92,7 +64,7 @@ int main(int argc, char **argv)
 	memset(recs, 0, sizeof(recs));
 	for (i = 0; i < KERNELS; i++) {
 		recs[i].kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-		recs[i].name = kernel_name(i);
+		recs[i].name = bench_kernel_name(i);
 		recs[i].start = 1000 * i;
 		recs[i].end = 1000 * i + 500;
 		recs[i].streamId = 7;

@@ -4,7 +4,8 @@
  * the CUPTI library's handler, as its buffer walks hand them over, with no
  * GPU (bench/gpu_stream.sh).  Loads libcachescope_cupti.so, then every 10
  * ms hands it RATE/100 real CUpti_ActivityKernel10 and CUpti_ActivityMemcpy6
- * records (64 kernels of 1.2 KB mangled names, one in eight a KV kernel;
+ * records (64 kernels of 1.2 KB mangled names, kernel_names.h, one in
+ * eight a KV kernel;
  * one copy in sixteen records), stamped on CLOCK_MONOTONIC as the library
  * has CUPTI stamp them, and ends the round as the end of a buffer's walk
  * does (cupti_sub_flush_batch).  The thread's CPU time in the handler and
@@ -21,40 +22,13 @@
 #include <string.h>
 #include <time.h>
 #include "../cuda/cupti_sub.h"
+#include "kernel_names.h"
 
 #define KERNELS 64
 #define ROUND_NS 10000000ull
 
 typedef int (*handle_fn)(const CUpti_Activity *rec);
 typedef int (*flush_fn)(void);
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec t;
-
-	clock_gettime(c, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static char *kernel_name(unsigned int i)
-{
-	static const char *const part =
-		"NS_9transform11threadblock28PredicatedTileAccessIteratorINS_11"
-		"MatrixShapeILi128ELi32EEENS_6half_tENS_6layout8RowMajorELi1E";
-	char *n = malloc(2048);
-	size_t o;
-
-	if (!n)
-		exit(1);
-	if (i % 8 == 0)
-		o = (size_t)sprintf(n, "_ZN4vllm25paged_attention_v2_kernelI%uILi128E", i);
-	else
-		o = (size_t)sprintf(n, "_ZN7cutlass6KernelINS_4gemm6kernel13GemmUniversal%uI", i);
-	while (o < 1200)
-		o += (size_t)sprintf(n + o, "%sLi%zuE", part, o);
-	strcpy(n + o, "EEEEvNT_6ParamsE");
-	return n;
-}
 
 int main(int argc, char **argv)
 {
@@ -79,7 +53,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < KERNELS; i++)
-		names[i] = kernel_name((unsigned int)i);
+		names[i] = bench_kernel_name((unsigned int)i);
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 	k.streamId = 7;
@@ -89,11 +63,11 @@ int main(int argc, char **argv)
 	m.bytes = 1 << 16;
 	per = (uint64_t)(rate / 100);
 	gap = ROUND_NS / per;		/* the records' work, back to back */
-	t0 = next = clock_ns(CLOCK_MONOTONIC);
+	t0 = next = bench_clock_ns(CLOCK_MONOTONIC);
 	while (next < t0 + (uint64_t)(secs * 1e9)) {
 		/* the work of the last round, reported now */
 		t = next - ROUND_NS;
-		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		c0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (i = 0; i < per; i++, t += gap) {
 			if (i % 16 == 15) {
 				m.start = t;
@@ -107,11 +81,11 @@ int main(int argc, char **argv)
 			}
 		}
 		flush();
-		cpu += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		cpu += bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		n += per;
 		rounds++;
 		next += ROUND_NS;
-		now = clock_ns(CLOCK_MONOTONIC);
+		now = bench_clock_ns(CLOCK_MONOTONIC);
 		if (now > next) {
 			behind++;
 			continue;

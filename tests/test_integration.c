@@ -273,6 +273,18 @@ static void cli__running_daemon__stats_and_top(void **state)
 	assert_int_equal(access(d.sock, F_OK), -1);
 }
 
+/* The built CUPTI library into lib, or the test is skipped (no CUDA
+ * toolkit, no library). */
+static void cupti_lib(void **state, char *lib, size_t n)
+{
+	(void)state;
+	snprintf(lib, n, "%s/libcachescope_cupti.so", build);
+	if (access(lib, R_OK)) {
+		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
+		skip();
+	}
+}
+
 static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 {
 	unsigned long lib_records, rejected, batches, bins, unheard;
@@ -284,11 +296,7 @@ static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 	int r, joined = 0;
 
 	need_root(state);
-	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
-	if (access(lib, R_OK)) {
-		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
-		skip();
-	}
+	cupti_lib(state, lib, sizeof(lib));
 	/* 1 s of records: 100 rounds of 3 kernels, 2 KV kernels, 1 MiB in,
 	 * 256 KiB out, one 2 MiB allocation released a round later */
 	pid = run_beside(&d, "gpu", 3, (const char *const[]){ "--gpu-lib", lib, NULL },
@@ -338,11 +346,7 @@ static void gpu__forged_cupti_values__rejected_and_counted(void **state)
 	long pid;
 
 	need_root(state);
-	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
-	if (access(lib, R_OK)) {
-		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
-		skip();
-	}
+	cupti_lib(state, lib, sizeof(lib));
 	pid = run_beside(&d, "gpuforged", 2,
 			 (const char *const[]){ "--gpu-lib", lib, "--gpu-probes", "records", NULL },
 			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
@@ -370,11 +374,7 @@ static void gpu__forged_cupti_values_in_batches__kept_out_by_library(void **stat
 	long pid;
 
 	need_root(state);
-	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", build);
-	if (access(lib, R_OK)) {
-		fprintf(stderr, "no %s (no CUDA toolkit): skipped\n", lib);
-		skip();
-	}
+	cupti_lib(state, lib, sizeof(lib));
 	pid = run_beside(&d, "gpuforgedb", 2, (const char *const[]){ "--gpu-lib", lib, NULL },
 			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
 	assert_true(pid > 0);
