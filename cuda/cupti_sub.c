@@ -1200,13 +1200,19 @@ static void sub_atexit(void)
 /*
  * A forked child has no flush thread and cannot use its parent's CUDA
  * context: forget the recording, so that its exit neither joins a thread
- * that is not there nor flushes the parent's CUPTI state.
+ * that is not there nor flushes the parent's CUPTI state, and the forking
+ * thread's open batch, the parent's work, which the child must not hand
+ * over as its own.
  */
 static void sub_atfork_child(void)
 {
 	pthread_mutex_init(&sub.lock, NULL);
 	pthread_mutex_init(&sub.flock, NULL);
 	pthread_mutex_init(&kv_lock, NULL);
+	if (sub_self) {
+		batch_clear(&sub_self->b);
+		memset(&sub_self->st, 0, sizeof(sub_self->st));
+	}
 	sub.flusher_on = false;
 	if (sub.state == SUB_RECORDING)
 		sub.state = SUB_IDLE;

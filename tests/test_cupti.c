@@ -1640,6 +1640,33 @@ static void handle_record__batch_heard__bins_sum_to_counters(void **state)
 	assert_int_equal(stats().bins, 8);
 }
 
+/* A fork while a batch is open: the child does not hand over its parent's
+ * work as its own; the parent still does.  (The library's fork handler is
+ * registered by its first start.) */
+static void fork__open_batch__child_hands_over_nothing(void **state)
+{
+	cupti_sub_kernel_rec k = kernel_rec(GEMM, 5 * MS, 5 * MS + 100);
+	int status;
+	pid_t pid;
+
+	(void)state;
+	mock.fake_driver = true;
+	setenv("CACHESCOPE_CUPTI_FLUSH_MS", "0", 1);
+	assert_int_equal(cupti_sub_reset(), 0);
+	assert_int_equal(cupti_sub_start(), 0);
+	assert_int_equal(cupti_sub_handle_record((CUpti_Activity *)&k), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(cupti_sub_flush_batch() == 0 && stats().kernels == 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cupti_sub_flush_batch(), 1);
+	assert_int_equal(stats().kernels, 1);
+	assert_int_equal(cupti_sub_stop(), 0);
+}
+
 /* Nobody listening: counted, nothing batched, nothing checked. */
 static void handle_record__nobody_listens__counted_not_batched(void **state)
 {
@@ -1771,6 +1798,7 @@ int main(void)
 		T(batch_room__many_classes__bounded),
 		B(handle_record__batch_heard__bins_sum_to_counters),
 		B(handle_record__nobody_listens__counted_not_batched),
+		B(fork__open_batch__child_hands_over_nothing),
 		M(collect__follows_tracers__kinds_on_and_off),
 		M(collect__no_flush_thread__every_kind),
 		T(nodriver__injection_path_without_driver__one_line_exit_0),
