@@ -338,19 +338,31 @@ static void gpu__cupti_records__gpu_keys_and_host_join(void **state)
 /* Values no device gives, through the real probes and programs, a probe
  * per record: the daemon rejects each (BPF flags the device id too wide),
  * counts them, and sums only the genuine records. */
-static void gpu__forged_cupti_values__rejected_and_counted(void **state)
+/* 0.1 s of gpufeed with its forged records beside a daemon reading the
+ * library's probes (which: --gpu-probes); gpufeed's pid. */
+static long forged_beside(void **state, struct daemon *d, struct table *t, char *out,
+			  size_t n, const char *probes)
 {
-	char out[512], lib[300];
-	struct daemon d;
-	struct table t;
+	char lib[300], name[32];
 	long pid;
 
 	need_root(state);
 	cupti_lib(state, lib, sizeof(lib));
-	pid = run_beside(&d, "gpuforged", 2,
-			 (const char *const[]){ "--gpu-lib", lib, "--gpu-probes", "records", NULL },
-			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
+	snprintf(name, sizeof(name), "forged-%s", probes);
+	pid = run_beside(d, name, 2,
+			 (const char *const[]){ "--gpu-lib", lib, "--gpu-probes", probes, NULL },
+			 t, out, n, "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
 	assert_true(pid > 0);
+	return pid;
+}
+
+static void gpu__forged_cupti_values__rejected_and_counted(void **state)
+{
+	struct daemon d;
+	struct table t;
+	char out[512];
+	long pid = forged_beside(state, &d, &t, out, sizeof(out), "records");
+
 	/* 10 rounds: 5 kernels, 2 KV kernels again, 2 copies, 2 memory records
 	 * each, and the 4 forged records */
 	assert_int_equal(count_in_file(d.out, "gpu: records=114 cupti_dropped=0"), 1);
@@ -368,16 +380,11 @@ static void gpu__forged_cupti_values__rejected_and_counted(void **state)
  * nothing to reject. */
 static void gpu__forged_cupti_values_in_batches__kept_out_by_library(void **state)
 {
-	char out[512], lib[300];
 	struct daemon d;
 	struct table t;
-	long pid;
+	char out[512];
+	long pid = forged_beside(state, &d, &t, out, sizeof(out), "batch");
 
-	need_root(state);
-	cupti_lib(state, lib, sizeof(lib));
-	pid = run_beside(&d, "gpuforgedb", 2, (const char *const[]){ "--gpu-lib", lib, NULL },
-			 &t, out, sizeof(out), "%s/tests/helpers/gpufeed %s 0.1 forged", build, lib);
-	assert_true(pid > 0);
 	assert_non_null(strstr(out, "library: records 94 rejected 4 "));
 	assert_int_equal(count_in_file(d.out, "gpu: records=110 cupti_dropped=0 "), 1);
 	assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
