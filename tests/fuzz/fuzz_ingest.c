@@ -243,10 +243,11 @@ static void model_add(struct model *m, const struct cs_event *e)
 		m->live_bytes[c] -= w * e->slab.bytes_alloc;
 		break;
 	case CS_EV_GPU:
+		/* a bin of count allocations or releases (one, per record) */
 		if (e->gpu.op == CS_GPU_ALLOC)
-			m->gpu_live++;
+			m->gpu_live += e->gpu.count;
 		else if (e->gpu.op == CS_GPU_RELEASE)
-			m->gpu_live--;
+			m->gpu_live -= e->gpu.count;
 		break;
 	}
 }
