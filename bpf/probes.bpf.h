@@ -33,13 +33,13 @@ static __always_inline int emit_kv(__u32 op, long block, __u64 hash, long arg)
 
 /* A gpu record: one CUPTI record (the per-record probes) or one bin of a
  * batch.  Values the daemon bounds (usdt.h) are passed as they came. */
-static __always_inline int emit_gpu(const struct cs_gpu_bin *b, bool range)
+static __always_inline void emit_gpu(const struct cs_gpu_bin *b, bool range)
 {
 	struct cs_rec rec;
 	struct cs_event *e = task_event(CS_EV_GPU, &rec, false, false);
 
 	if (!e)
-		return -1;
+		return;
 	if (range)
 		e->flags |= CS_F_RANGE;
 	e->gpu.start = b->start;
@@ -52,10 +52,9 @@ static __always_inline int emit_gpu(const struct cs_gpu_bin *b, bool range)
 	e->gpu.op = b->op;
 	e->gpu.pad = 0;
 	event_submit(e, &rec);
-	return 0;
 }
 
-/* One CUPTI record of the per-record probes (CACHESCOPE_CUPTI_PROBES=records). */
+/* One CUPTI record of the per-record probes (cachescoped --gpu-probes records). */
 static __always_inline int emit_gpu_record(__u8 op, __u64 start, __u64 end, __u64 bytes,
 					   __u64 size, long kind, long device)
 {

@@ -50,7 +50,6 @@
 #include "cupti_sub.h"
 #include "probes.h"
 
-
 #define SUB_ALIGN 8		/* CUPTI wants 8-byte aligned buffers */
 #define SUB_MB (1024u * 1024u)
 #define SUB_PATTERN_CHARS 1024
@@ -59,6 +58,8 @@
 
 _Static_assert(sizeof(struct cupti_sub_stats) % sizeof(uint64_t) == 0,
 	       "cupti_sub_stats must be made of 64-bit fields only");
+_Static_assert(CUPTI_SUB_MEMCPY_KINDS == CS_GPU_MEMCPY_KINDS,
+	       "the copy kinds counted are the ones the daemon takes");
 
 /* ---- configuration ---- */
 
@@ -607,7 +608,7 @@ static void rec_memcpy(struct sub_thread *t, const cupti_sub_memcpy_rec *m)
 		CS_GPU_PROBE_MEMCPY(kind, bytes, src, dst, start, end, dev, stream, corr);
 	if (!CS_GPU_HEARD(batch))
 		return;
-	if (run_bad(start, end, dev) || kind >= CS_GPU_MEMCPY_KINDS || bytes > CS_GPU_MAX_BYTES) {
+	if (run_bad(start, end, dev) || kind >= CUPTI_SUB_MEMCPY_KINDS || bytes > CS_GPU_MAX_BYTES) {
 		TH_ADD(t, rejected, 1);
 		return;
 	}
@@ -673,14 +674,6 @@ static void rec_ext_corr(struct sub_thread *t, const cupti_sub_extcorr_rec *e)
 		CS_GPU_PROBE_EXT_CORR(kind, id, corr);
 }
 
-/* Without a thread state (out of memory): the counters alone. */
-static int handle_unthreaded(const CUpti_Activity *rec)
-{
-	(void)rec;
-	ST_ADD(records, 1);
-	ST_ADD(unbatched, 1);
-	return 0;
-}
 
 int cupti_sub_handle_record(const CUpti_Activity *rec)
 {
@@ -689,8 +682,11 @@ int cupti_sub_handle_record(const CUpti_Activity *rec)
 	if (!rec)
 		return -EINVAL;
 	t = thread_self();
-	if (!t)
-		return handle_unthreaded(rec);
+	if (!t) {	/* no memory for its state: counted, no more */
+		ST_ADD(records, 1);
+		ST_ADD(unbatched, 1);
+		return 0;
+	}
 	TH_ADD(t, records, 1);
 	switch (rec->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:

@@ -153,7 +153,7 @@ struct cupti_sub_stats {
 					 * thread's batch: counted in records only */
 	/* activity collection, switched by the flush thread */
 	uint64_t collect_on;		/* a tracer came: kinds enabled */
-	uint64_t collect_off;		/* none left: flushed, kinds disabled */
+	uint64_t collect_off;		/* none left: kinds disabled */
 	uint64_t collecting;		/* 1 while kinds are enabled */
 };
 

@@ -41,7 +41,7 @@
 #include <sys/sdt.h>
 #include "../bpf/cachescope.h"
 
-/* A probe's semaphore, defined once (cupti_sub.c), and whether anyone is
+/* A probe's semaphore, defined once (probes.c), and whether anyone is
  * attached to the probe now.  The kernel writes it (uprobe ref_ctr). */
 #define CS_GPU_SEMA(probe) cachescope_gpu_##probe##_semaphore
 #define CS_GPU_SEMAPHORE(probe) \
@@ -55,8 +55,6 @@ extern unsigned short CS_GPU_SEMA(kernel), CS_GPU_SEMA(kv_kernel), CS_GPU_SEMA(m
 
 #define CS_GPU_PROBE_BATCH(a1, a2, a3) \
 	DTRACE_PROBE3(cachescope_gpu, batch, a1, a2, a3)
-
-struct cs_gpu_bin;
 
 /* Fire the batch probe with n bins (probes.c: a call of its own, which the
  * unit tests wrap to see what it was handed). */
