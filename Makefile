@@ -352,14 +352,27 @@ $(OUTPUT)/kvref_cuda.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tools/kvref/b
 		-Xlinker -rpath,$(CUDA)/lib64 -o $@
 
 # the whole CUDA backend on the host: the same source over tests/helpers/fakecuda
-# (runtime and cuBLAS on host memory) and cuda_emu.h (kernels as coroutines)
+# (runtime and cuBLAS on host memory) and cuda_emu.h (kernels as coroutines);
+# with the CUPTI headers, what a driver's CUPTI would record of it goes to
+# the injected CUPTI library (tests/helpers/cupti_emu.c)
+ifneq ($(HAVE_CUPTI),)
+EMU_CUPTI_OBJ := $(OUTPUT)/tests/helpers/cupti_emu.o
+EMU_CUPTI_FLAGS := -DKVREF_EMU_CUPTI
+endif
+$(OUTPUT)/tests/helpers/cupti_emu.o: tests/helpers/cupti_emu.c tests/helpers/cupti_emu.h cuda/cupti_sub.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -DKVREF_EMU_CUPTI -fPIC -c $< -o $@
+
 $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tests/helpers/cuda_emu.h \
 		tests/helpers/fakecuda/cuda_runtime.h tests/helpers/fakecuda/cublas_v2.h \
+		tests/helpers/cupti_emu.h $(EMU_CUPTI_OBJ) \
 		tools/kvref/backend.h tools/kvref/kvcache.h tools/kvref/model.h
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
-		-Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h -x c++ $< -o $@
+		$(EMU_CUPTI_FLAGS) -Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h \
+		-x c++ $< -x none $(EMU_CUPTI_OBJ) -ldl -lpthread -o $@
 
 unit-bins: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(filter %/test_cupti,$(CUPTI_BINS)) $(OUTPUT)/kvref
 

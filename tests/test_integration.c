@@ -456,6 +456,13 @@ static void cuda_backend__on_host__kv_pool_gpu_under_daemon(void **state)
 	assert_true(gpu_pool > 0);
 	assert_int_equal(host_pool, 0);
 	assert_true(sum(&t, "kv-pool-gpu", 0, "allocs") > 0);
+	/* the emulated driver's CUPTI records of kvref's launches, copies and
+	 * allocations, through the library injected as on a GPU */
+	assert_true(sum(&t, "gpu-kernels", 0, "gpu_kernels") > 0);
+	assert_true(sum(&t, "gpu-kv-kernels", 0, "gpu_kernels") > 0);
+	assert_true(sum(&t, "gpu-memory", 0, "gpu_copy_in_bytes") > 0);
+	assert_true(sum(&t, "gpu-memory", 0, "allocs") > 0);
+	assert_int_equal(count_in_file(d.out, " cupti_dropped=0 "), 1);
 }
 
 static int count_lines(const char *s)

@@ -55,6 +55,8 @@ inline cublasStatus_t cublasSgemv(cublasHandle_t h, cublasOperation_t op, int m,
 {
 	int rows = op == CUBLAS_OP_N ? m : n, len = op == CUBLAS_OP_N ? n : m;
 
+	uint64_t t0 = cupti_emu_now();
+
 	(void)h;
 	if (m < 0 || n < 0 || lda < (m > 1 ? m : 1) || !incx || !incy)
 		return CUBLAS_STATUS_INVALID_VALUE;
@@ -68,6 +70,8 @@ inline cublasStatus_t cublasSgemv(cublasHandle_t h, cublasOperation_t op, int m,
 		}
 		y[(size_t)r * incy] = (float)(*alpha * acc + (*beta != 0.0f ? *beta * y[(size_t)r * incy] : 0.0));
 	}
+	/* one kernel, as cuBLAS launches for a gemv; not a KV kernel */
+	cupti_emu_kernel("cublas_emu_gemv", t0, cupti_emu_now(), (unsigned int)(rows + 127) / 128, 128, 0);
 	return CUBLAS_STATUS_SUCCESS;
 }
 

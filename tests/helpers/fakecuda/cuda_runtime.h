@@ -7,6 +7,9 @@
  * build/tests/kvref_cuda_emu.so, it lets the tests run kvref's CUDA backend
  * end to end (weights, block pool, staging copies, swap, logits) without
  * CUDA.  Signatures and semantics as the CUDA runtime documents them.
+ * What a driver's CUPTI would record (launches, copies, device allocations
+ * and releases) goes to tests/helpers/cupti_emu.c, and from there to the
+ * CUPTI library the process was given to inject.
  */
 #ifndef CACHESCOPE_FAKE_CUDA_RUNTIME_H
 #define CACHESCOPE_FAKE_CUDA_RUNTIME_H
@@ -14,6 +17,9 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include "../cupti_emu.h"
 
 enum cudaError_t {
 	cudaSuccess = 0,
@@ -74,10 +80,21 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
 	return cudaSuccess;
 }
 
+/* the size of each device allocation, for its release record */
+inline std::mutex fake_mem_lock;
+inline std::unordered_map<void *, size_t> fake_mem;
+
 inline cudaError_t cudaMalloc(void **p, size_t bytes)
 {
 	*p = malloc(bytes ? bytes : 1);
-	return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+	if (!*p)
+		return cudaErrorMemoryAllocation;
+	{
+		std::lock_guard<std::mutex> hold(fake_mem_lock);
+		fake_mem[*p] = bytes;
+	}
+	cupti_emu_memory(true, *p, bytes);
+	return cudaSuccess;
 }
 
 template <class T> inline cudaError_t cudaMalloc(T **p, size_t bytes)
@@ -87,6 +104,24 @@ template <class T> inline cudaError_t cudaMalloc(T **p, size_t bytes)
 
 inline cudaError_t cudaFree(void *p)
 {
+	size_t bytes = 0;
+	bool found = false;
+
+	if (!p)
+		return cudaSuccess;
+	{
+		std::lock_guard<std::mutex> hold(fake_mem_lock);
+		auto it = fake_mem.find(p);
+
+		if (it != fake_mem.end()) {
+			bytes = it->second;
+			found = true;
+			fake_mem.erase(it);
+		}
+	}
+	if (!found)
+		return cudaErrorInvalidValue;
+	cupti_emu_memory(false, p, bytes);
 	free(p);
 	return cudaSuccess;
 }
@@ -94,7 +129,8 @@ inline cudaError_t cudaFree(void *p)
 inline cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
 {
 	(void)flags;
-	return cudaMalloc(p, bytes);
+	*p = malloc(bytes ? bytes : 1);
+	return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 template <class T> inline cudaError_t cudaHostAlloc(T **p, size_t bytes, unsigned int flags)
@@ -116,8 +152,10 @@ inline cudaError_t cudaMemset(void *p, int v, size_t bytes)
 
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
-	(void)kind;
+	uint64_t t0 = cupti_emu_now();
+
 	memcpy(dst, src, bytes);
+	cupti_emu_copy(kind, bytes, t0, cupti_emu_now());
 	return cudaSuccess;
 }
 
@@ -151,8 +189,13 @@ inline cudaError_t cudaGetLastError(void)
 	return cudaSuccess;
 }
 
-/* kernel<<<grid, block, shmem, stream>>>(args): run now, on the host */
+/* kernel<<<grid, block, shmem, stream>>>(args): run now, on the host, and
+ * recorded under the kernel's name */
 #define KVREF_LAUNCH(kernel, grid, block, shmem, stream, ...) \
-	emu_launch((grid), (block), (shmem), [&] { kernel(__VA_ARGS__); })
+	do { \
+		uint64_t t0_ = cupti_emu_now(); \
+		emu_launch((grid), (block), (shmem), [&] { kernel(__VA_ARGS__); }); \
+		cupti_emu_kernel(#kernel, t0_, cupti_emu_now(), (grid), (block), (shmem)); \
+	} while (0)
 
 #endif
