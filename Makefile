@@ -104,7 +104,11 @@ NVCC_FLAGS := -O2 -std=c++17 -gencode arch=compute_80,code=sm_80 \
 	-Werror all-warnings -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror
 ifneq ($(HAVE_NVCC),)
 CUDA_BINS := $(OUTPUT)/kvref_cuda.so
+CUDA_TEST_BINS := $(OUTPUT)/tests/gpu/knownwork
 endif
+# the GPU device check's bundle (make gpu-bundle): its programs find their
+# shared libraries in lib/ beside them first, the libraries' own too (RPATH)
+BUNDLE_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib'
 ifneq ($(HAVE_CUPTI),)
 CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
 	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed $(OUTPUT)/bench/cupti_record \
@@ -122,6 +126,7 @@ PROGS := $(BINS) $(filter %.so,$(CUPTI_BINS)) $(CUDA_BINS)
 all: $(PROGS)
 
 tests: $(PROGS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
+	$(OUTPUT)/tests/gpu/knownwork_emu $(CUDA_TEST_BINS) \
 	$(OUTPUT)/tests/helpers/leakclose.so \
 	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS)
 
@@ -344,12 +349,24 @@ $(OUTPUT)/tests/helpers/leakclose.so: tests/helpers/leakclose.c
 
 # ---- the CUDA backend of kvref (no GPU needed to build) ----
 
-$(OUTPUT)/kvref_cuda.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tools/kvref/backend.h tools/kvref/kvcache.h \
-		tools/kvref/model.h
+$(OUTPUT)/cuda/kvref_cuda.o: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tools/kvref/backend.h \
+		tools/kvref/kvcache.h tools/kvref/model.h
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(NVCC) $(NVCC_FLAGS) -shared -cudart static $< -L$(CUDA)/lib64 -lcublas \
+	$(Q)$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+
+$(OUTPUT)/kvref_cuda.so: $(OUTPUT)/cuda/kvref_cuda.o
+	$(call msg,NVLINK,$@)
+	$(Q)$(NVCC) -shared -cudart static $< -L$(CUDA)/lib64 -lcublas \
 		-Xlinker -rpath,$(CUDA)/lib64 -o $@
+
+# a CUDA program of known work, for the device check (tests/gpu/knownwork.cu);
+# it looks for the bundle's libraries in lib/ beside it first
+$(OUTPUT)/tests/gpu/knownwork: tests/gpu/knownwork.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(NVCC_FLAGS) -cudart static $< -Xlinker --disable-new-dtags \
+		-Xlinker -rpath,'$$ORIGIN/lib' -o $@
 
 # the whole CUDA backend on the host: the same source over tests/helpers/fakecuda
 # (runtime and cuBLAS on host memory) and cuda_emu.h (kernels as coroutines);
@@ -373,6 +390,15 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
 		$(EMU_CUPTI_FLAGS) -Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h \
 		-x c++ $< -x none $(EMU_CUPTI_OBJ) -ldl -lpthread -o $@
+
+# the same program over the emulated runtime and driver (no GPU)
+$(OUTPUT)/tests/gpu/knownwork_emu: tests/gpu/knownwork.cu tests/helpers/cuda_emu.h \
+		tests/helpers/fakecuda/cuda_runtime.h tests/helpers/cupti_emu.h $(EMU_CUPTI_OBJ)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CFLAGS) -std=c++20 -Wall -Wextra -Werror $(EMU_CUPTI_FLAGS) -Itests/helpers/fakecuda \
+		-include tests/helpers/cuda_emu.h -x c++ $< -x none $(EMU_CUPTI_OBJ) -ldl -lpthread \
+		$(BUNDLE_RPATH) -o $@
 
 unit-bins: $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(filter %/test_cupti,$(CUPTI_BINS)) $(OUTPUT)/kvref
 

@@ -465,6 +465,43 @@ static void cuda_backend__on_host__kv_pool_gpu_under_daemon(void **state)
 	assert_int_equal(count_in_file(d.out, " cupti_dropped=0 "), 1);
 }
 
+/*
+ * tests/gpu/knownwork.cu, the device check's program of known work, over
+ * the emulated runtime and driver: launched as a CUDA program with the
+ * library injected (CUDA_INJECTION64_PATH), its GPU rows under the daemon
+ * hold exactly the kernels, KV kernels, bytes and allocations it printed.
+ */
+static void gpu__knownwork_emulated__exact_counts_under_daemon(void **state)
+{
+	unsigned long k, kv, in, out_b, allocs, releases;
+	char out[1024], lib[300];
+	struct daemon d;
+	struct table t;
+	const char *p;
+	long pid;
+
+	need_root(state);
+	cupti_lib(state, lib, sizeof(lib));
+	/* (it lives 0.1 s: harness_exact_keys gives it its own keys) */
+	pid = run_beside(&d, "known", 3, (const char *const[]){ "--gpu-lib", lib, NULL }, &t, out,
+			 sizeof(out), "CUDA_INJECTION64_PATH='%s' '%s/tests/gpu/knownwork_emu' 100", lib,
+			 build);
+	assert_non_null(p = strstr(out, "knownwork: "));
+	assert_int_equal(sscanf(p, "knownwork: kernels %lu kv_kernels %lu copy_in %lu copy_out %lu "
+				"allocs %lu releases %lu", &k, &kv, &in, &out_b, &allocs, &releases), 6);
+	assert_int_equal(k, 400);
+	assert_int_equal(kv, 100);
+	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernels"), k);
+	assert_int_equal(sum(&t, "gpu-kv-kernels", pid, "gpu_kernels"), kv);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_in_bytes"), in);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_out_bytes"), out_b);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "allocs"), allocs);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "frees"), releases);
+	assert_true(sum(&t, "gpu-kv-kernels", pid, "gpu_kernel_ns") > 0);
+	assert_int_equal(count_in_file(d.out, " cupti_dropped=0 "), 1);
+	assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
+}
+
 static int count_lines(const char *s)
 {
 	int n = 0;
@@ -1122,6 +1159,7 @@ int main(void)
 		cmocka_unit_test(gpu__forged_cupti_values_in_batches__kept_out_by_library),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
+		cmocka_unit_test(gpu__knownwork_emulated__exact_counts_under_daemon),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
 		cmocka_unit_test(errors__cuda_backend_without_gpu__one_line_and_daemon_fails),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),
