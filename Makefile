@@ -13,6 +13,8 @@
 #                 and run each FUZZ_TIME seconds (default 60) on its seeds
 #   make run      deps, the programs, then the demo (BACKEND=cuda: kvref on
 #                 the GPU)
+#   make gpu-bundle  build/cachescope-gpu.tar.gz: the programs, libraries
+#                 and tests/gpu/device-check.sh for a bare GPU machine
 #   make vmlinux  regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 #   make install  the daemon, CLI, kvref, libraries, man pages, systemd unit
 #                 and Grafana dashboard under $(DESTDIR)$(PREFIX) (default
@@ -117,7 +119,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tests deps test-deps test unit unit-bins unit-asan fuzz fuzz-bins integration run \
+.PHONY: all tests deps test-deps test unit unit-bins unit-asan fuzz fuzz-bins integration run gpu-bundle \
 	vmlinux clean check-arch install uninstall FORCE
 
 # what an operator builds, installs and runs: nothing here needs cmocka
@@ -535,6 +537,59 @@ uninstall:
 		$(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json
 	$(Q)rmdir $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(DATADIR)/cachescope/grafana \
 		$(DESTDIR)$(DATADIR)/cachescope 2>/dev/null || true
+
+# ---- the GPU device check's bundle: everything a bare GPU machine (no
+# network, no Debian packages) needs to run tests/gpu/device-check.sh, in
+# one folder and one tarball of at most 64 MiB (tools/gpu-bundle.sh copies
+# the shared-library closure; cuBLAS, 0.6 GB, is the GPU machine's own) ----
+BUNDLE_DIR := $(OUTPUT)/gpu-bundle/cachescope-gpu
+BUNDLE_TAR := $(OUTPUT)/cachescope-gpu.tar.gz
+BUNDLE_PROGS := $(BUNDLE_DIR)/cachescoped $(BUNDLE_DIR)/cachescope $(BUNDLE_DIR)/kvref \
+	$(BUNDLE_DIR)/knownwork_emu $(BUNDLE_DIR)/kvref_cuda_emu.so \
+	$(if $(HAVE_CUPTI),$(BUNDLE_DIR)/libcachescope_cupti.so) \
+	$(if $(HAVE_NVCC),$(BUNDLE_DIR)/kvref_cuda.so $(BUNDLE_DIR)/knownwork)
+
+$(BUNDLE_DIR)/cachescoped: $(filter-out $(CORE_OBJS),$(DAEMON_OBJS)) $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) $(BUNDLE_RPATH) -o $@
+
+$(BUNDLE_DIR)/kvref: $(KVREF_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -rdynamic $^ -lm -lpthread -ldl $(BUNDLE_RPATH) -o $@
+
+$(BUNDLE_DIR)/cachescope: $(OUTPUT)/tools/cachescope.o $(OFFLINE_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ $(JSONC_LIBS) -lm $(BUNDLE_RPATH) -o $@
+
+# injected by path or by /proc/self/fd/N, where $$ORIGIN says nothing: the
+# RPATH (not RUNPATH) lets the process's own RPATH find lib/libcupti.so.13
+$(BUNDLE_DIR)/libcachescope_cupti.so: $(CUPTI_DEPS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -fPIC -shared -fvisibility=hidden $(CUPTI_SRCS) \
+		-L$(CUPTI_LIBDIR) -lcupti -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib:$(CUPTI_LIBDIR)' \
+		-Wl,-z,nodelete -lpthread -o $@
+
+$(BUNDLE_DIR)/kvref_cuda.so: $(OUTPUT)/cuda/kvref_cuda.o
+	$(call msg,NVLINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -shared -cudart static $< -L$(CUDA)/lib64 -lcublas -Xlinker --disable-new-dtags \
+		-Xlinker -rpath,'$$ORIGIN/lib:$(CUDA)/lib64' -o $@
+
+$(BUNDLE_DIR)/%: $(OUTPUT)/tests/gpu/%
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(BUNDLE_DIR)/kvref_cuda_emu.so: $(OUTPUT)/tests/kvref_cuda_emu.so
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $< $@
+
+gpu-bundle: $(BUNDLE_PROGS) tests/gpu/device-check.sh tools/gpu-bundle.sh
+	$(call msg,BUNDLE,$(BUNDLE_TAR))
+	$(Q)./tools/gpu-bundle.sh $(BUNDLE_DIR) $(BUNDLE_TAR)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

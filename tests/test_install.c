@@ -559,6 +559,77 @@ static void installed_daemon__unit_capabilities__traces_and_keeps_none(void **st
 	check_dashboard(scrape);
 }
 
+/*
+ * make gpu-bundle's tarball, unpacked where users put things (a 0700 home
+ * folder, a space in its path): each program finds every shared library
+ * but glibc's and GCC's runtime in the bundle, and tests/gpu/device-check.sh
+ * passes through the emulation (kvref's CUDA backend and the program of
+ * known work over tests/helpers/fakecuda, whose driver half hands the CUPTI
+ * library its records) and says that it has not run on a GPU.
+ */
+static void gpu_bundle__unpacked_in_private_folder__device_check_passes_emulated(void **state)
+{
+	static const char *const progs[] = { "cachescoped", "cachescope", "kvref",
+					     "libcachescope_cupti.so", "kvref_cuda_emu.so",
+					     "knownwork_emu" };
+	static const char *const machine[] = { "linux-vdso.so", "ld-linux", "libc.so", "libm.so",
+					       "libpthread.so", "libdl.so", "librt.so", "libutil.so",
+					       "libstdc++.so", "libgcc_s.so" };
+	char cmd[2048], home[400], tar[400], lib[500], *out, *line, *save;
+	size_t i, j;
+	int n;
+
+	need_root(state);
+	snprintf(tar, sizeof(tar), "%s/cachescope-gpu.tar.gz", build);
+	snprintf(cmd, sizeof(cmd), "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "
+		 "OUTPUT=%s gpu-bundle 2>&1", build);
+	out = malloc(1 << 16);
+	assert_non_null(out);
+	if (run_cmd(cmd, out, 1 << 16)) {
+		fprintf(stderr, "%s", out);
+		fail_msg("make gpu-bundle failed");
+	}
+	assert_non_null(strstr(out, "gpu-bundle: "));
+	if (!built("libcachescope_cupti.so")) {
+		fprintf(stderr, "no CUPTI library (no CUDA toolkit): skipped\n");
+		free(out);
+		skip();
+	}
+	snprintf(home, sizeof(home), "%s/home dir", tmpdir);
+	assert_int_equal(mkdir(home, 0700), 0);
+	snprintf(cmd, sizeof(cmd), "tar -C '%s' -xzf '%s'", home, tar);
+	assert_int_equal(system(cmd), 0);
+	snprintf(lib, sizeof(lib), "%s/cachescope-gpu/lib/", home);
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "ldd '%s/cachescope-gpu/%s' 2>&1", home, progs[i]);
+		assert_int_equal(run_cmd(cmd, out, 1 << 16), 0);
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			const char *arrow = strstr(line, "=> ");
+			bool ok = false;
+
+			while (*line == '\t' || *line == ' ')
+				line++;
+			if (strstr(line, "not found"))
+				fail_msg("%s: %s", progs[i], line);
+			if (!arrow || arrow[3] != '/')
+				continue;
+			for (j = 0; j < sizeof(machine) / sizeof(machine[0]); j++)
+				ok |= !strncmp(line, machine[j], strlen(machine[j]));
+			if (!ok && strncmp(arrow + 3, lib, strlen(lib)))
+				fail_msg("%s takes %s from the machine, not the bundle", progs[i], line);
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "'%s/cachescope-gpu/device-check.sh' --emulate --secs 30 2>&1", home);
+	n = run_cmd(cmd, out, 1 << 16);
+	if (n || !strstr(out, "device-check: ran through the emulation: it has not run on a GPU"))
+		fail_msg("device-check.sh exited %d:\n%s", n, out);
+	assert_non_null(strstr(out, " 0 failed (emulated (no GPU))"));
+	assert_non_null(strstr(out, "ok    known    kernels: knownwork 400, the daemon 400"));
+	assert_non_null(strstr(out, "ok    check    as nobody: "));
+	assert_non_null(strstr(out, "ok    thrash   GPU KV thrash labelled on kv-pool-gpu"));
+	free(out);
+}
+
 static void uninstall__destdir__nothing_left(void **state)
 {
 	char cmd[600], out[4096];
@@ -583,8 +654,12 @@ int main(void)
 		cmocka_unit_test(install__man_signals__match_the_daemons),
 		cmocka_unit_test(installed_daemon__workload__found_in_pkglib_status_and_phases),
 		cmocka_unit_test(installed_daemon__unit_capabilities__traces_and_keeps_none),
+		cmocka_unit_test(gpu_bundle__unpacked_in_private_folder__device_check_passes_emulated),
 		cmocka_unit_test(uninstall__destdir__nothing_left),
 	};
 
+	/* CS_TEST_FILTER=gpu_bundle__* runs the tests whose names match */
+	if (getenv("CS_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

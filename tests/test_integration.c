@@ -542,7 +542,7 @@ static void errors__cuda_backend_without_gpu__one_line_and_daemon_fails(void **s
 	char cmd[700], out[2048];
 
 	if (!access("/dev/nvidia0", F_OK)) {
-		fprintf(stderr, "a GPU is here (tests/gpu/run.sh tests it): skipped\n");
+		fprintf(stderr, "a GPU is here (tests/gpu/device-check.sh tests it): skipped\n");
 		skip();
 	}
 	snprintf(cmd, sizeof(cmd), "%s/kvref --backend cuda --duration 1 2>&1", build);
