@@ -113,6 +113,7 @@ endif
 BUNDLE_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib'
 ifneq ($(HAVE_CUPTI),)
 CUPTI_BINS := $(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
+	$(OUTPUT)/tests/helpers/libcupti.so.12 \
 	$(OUTPUT)/tests/test_cupti $(OUTPUT)/tests/helpers/gpufeed $(OUTPUT)/bench/cupti_record \
 	$(OUTPUT)/bench/gpu_rate
 endif
@@ -301,20 +302,31 @@ $(OUTPUT)/bench/%: $(OUTPUT)/bench/%.o
 
 # ---- GPU stream: the CUPTI injection library (no GPU needed to build) ----
 
-CUPTI_SRCS := cuda/cupti_sub.c cuda/batch.c cuda/probes.c
-CUPTI_DEPS := $(CUPTI_SRCS) cuda/cupti_sub.h cuda/batch.h cuda/probes.h bpf/cachescope.h
+CUPTI_SRCS := cuda/cupti_sub.c cuda/cupti_api.c cuda/batch.c cuda/probes.c
+CUPTI_DEPS := $(CUPTI_SRCS) cuda/cupti_sub.h cuda/cupti_api.h cuda/batch.h cuda/probes.h bpf/cachescope.h
+# the tests, benchmark and fuzzer link CUPTI (and --wrap it); the library
+# looks it up at start (cuda/cupti_api.h), from the toolkit's folders by
+# default (RPATH: dlopen follows the caller's)
+CUPTI_LINKED := -DCUPTI_SUB_LINKED -L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR)
+CUPTI_RPATH := $(CUPTI_LIBDIR):$(CUDA)/extras/CUPTI/lib64
 
 # -z nodelete: threads keep a batch whose destructor is in the library
 $(OUTPUT)/libcachescope_cupti.so: $(CUPTI_DEPS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) -fPIC -shared -fvisibility=hidden $(CUPTI_SRCS) \
-		-L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR) -Wl,-z,nodelete -lpthread -o $@
+		-ldl -Wl,-rpath,$(CUPTI_RPATH) -Wl,-z,nodelete -lpthread -o $@
 
 $(OUTPUT)/tests/helpers/nodriver: tests/helpers/nodriver.c
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) $< -ldl -o $@
+
+# an older CUDA's CUPTI, by its soname, for the tests of the refusal
+$(OUTPUT)/tests/helpers/libcupti.so.12: tests/helpers/oldcupti.c
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Wall -Wextra -Werror -fPIC -shared -Wl,-soname,libcupti.so.12 $< -o $@
 
 $(OUTPUT)/tests/helpers/gpufeed: tests/helpers/gpufeed.c cuda/cupti_sub.h
 	$(call msg,LINK,$@)
@@ -323,19 +335,18 @@ $(OUTPUT)/tests/helpers/gpufeed: tests/helpers/gpufeed.c cuda/cupti_sub.h
 
 # CUPTI's entry points are mocked with --wrap where no driver can answer
 $(OUTPUT)/tests/test_cupti: tests/test_cupti.c $(CUPTI_DEPS) \
-		$(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver
+		$(OUTPUT)/libcachescope_cupti.so $(OUTPUT)/tests/helpers/nodriver \
+		$(OUTPUT)/tests/helpers/libcupti.so.12
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) tests/test_cupti.c $(CUPTI_SRCS) \
-		$(foreach f,$(CUPTI_WRAPS),-Wl,--wrap=$(f)) -L$(CUPTI_LIBDIR) -lcupti \
-		-Wl,-rpath,$(CUPTI_LIBDIR) -lcmocka -lpthread -o $@
+		$(foreach f,$(CUPTI_WRAPS),-Wl,--wrap=$(f)) $(CUPTI_LINKED) -lcmocka -lpthread -o $@
 
 # the record handler's cost per record, KV decision cache off and on (CPU only)
 $(OUTPUT)/bench/cupti_record: bench/cupti_record.c bench/kernel_names.h $(CUPTI_DEPS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c $(CUPTI_SRCS) -L$(CUPTI_LIBDIR) -lcupti \
-		-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread -o $@
+	$(Q)$(CC) $(CUPTI_CFLAGS) bench/cupti_record.c $(CUPTI_SRCS) $(CUPTI_LINKED) -lpthread -o $@
 
 # an engine's stream of CUPTI records at a set rate (bench/gpu_stream.sh)
 $(OUTPUT)/bench/gpu_rate: bench/gpu_rate.c bench/kernel_names.h cuda/cupti_sub.h
@@ -458,9 +469,8 @@ FUZZ_EXTRA_fuzz_model := -lm -lpthread
 # that needs a driver is made, so no --wrap: -lcupti only resolves them
 ifneq ($(HAVE_CUPTI),)
 FUZZERS += cupti
-$(FUZZ_OUT)/fuzz_cupti: tests/fuzz/fuzz_cupti.c cuda/cupti_sub.c cuda/batch.c cuda/probes.c
-FUZZ_EXTRA_fuzz_cupti := -D_GNU_SOURCE -I$(CUDA)/include -L$(CUPTI_LIBDIR) -lcupti \
-	-Wl,-rpath,$(CUPTI_LIBDIR) -lpthread
+$(FUZZ_OUT)/fuzz_cupti: tests/fuzz/fuzz_cupti.c cuda/cupti_sub.c cuda/cupti_api.c cuda/batch.c cuda/probes.c
+FUZZ_EXTRA_fuzz_cupti := -D_GNU_SOURCE -I$(CUDA)/include $(CUPTI_LINKED) -lpthread
 endif
 # the CUPTI library's bins: exact sums, and none the daemon would reject
 FUZZERS += batch
@@ -570,7 +580,7 @@ $(BUNDLE_DIR)/libcachescope_cupti.so: $(CUPTI_DEPS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUPTI_CFLAGS) -fPIC -shared -fvisibility=hidden $(CUPTI_SRCS) \
-		-L$(CUPTI_LIBDIR) -lcupti -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib:$(CUPTI_LIBDIR)' \
+		-ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib:$(CUPTI_RPATH)' \
 		-Wl,-z,nodelete -lpthread -o $@
 
 $(BUNDLE_DIR)/kvref_cuda.so: $(OUTPUT)/cuda/kvref_cuda.o
@@ -589,7 +599,7 @@ $(BUNDLE_DIR)/kvref_cuda_emu.so: $(OUTPUT)/tests/kvref_cuda_emu.so
 
 gpu-bundle: $(BUNDLE_PROGS) tests/gpu/device-check.sh tools/gpu-bundle.sh
 	$(call msg,BUNDLE,$(BUNDLE_TAR))
-	$(Q)./tools/gpu-bundle.sh $(BUNDLE_DIR) $(BUNDLE_TAR)
+	$(Q)CUPTI_SO=$(CUPTI_LIBDIR)/libcupti.so.13 ./tools/gpu-bundle.sh $(BUNDLE_DIR) $(BUNDLE_TAR)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -47,6 +47,7 @@
 #include <string.h>
 #include <time.h>
 #include "batch.h"
+#include "cupti_api.h"
 #include "cupti_sub.h"
 #include "probes.h"
 
@@ -740,9 +741,11 @@ int cupti_sub_handle_buffer(uint8_t *buf, size_t valid)
 
 	if (!buf)
 		return -EINVAL;
+	if (!cupti_api.ActivityGetNextRecord)	/* no CUPTI found: nothing walks it */
+		return -ENODEV;
 	ST_ADD(buffers, 1);
 	ST_ADD(buffer_bytes, valid);
-	while ((r = cuptiActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS) {
+	while ((r = cupti_api.ActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS) {
 		cupti_sub_handle_record(rec);
 		n++;
 	}
@@ -847,10 +850,10 @@ static void sub_collect(uint64_t want, bool counted)
 	for (k = 0; k < 64; k++) {
 		bit = 1ull << k;
 		if ((want & bit) && !(now & bit) &&
-		    cuptiActivityEnable((CUpti_ActivityKind)k) == CUPTI_SUCCESS)
+		    cupti_api.ActivityEnable((CUpti_ActivityKind)k) == CUPTI_SUCCESS)
 			now |= bit;
 		else if (!(want & bit) && (now & bit) &&
-			 cuptiActivityDisable((CUpti_ActivityKind)k) == CUPTI_SUCCESS)
+			 cupti_api.ActivityDisable((CUpti_ActivityKind)k) == CUPTI_SUCCESS)
 			now &= ~bit;
 	}
 	if (counted && now && !__atomic_load_n(&st.collecting, __ATOMIC_RELAXED))
@@ -916,7 +919,7 @@ static void CUPTIAPI sub_buffer_completed(CUcontext ctx, uint32_t stream,
 	size_t dropped = 0;
 
 	(void)size;
-	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
+	if (cupti_api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
 	    CUPTI_SUCCESS && dropped)
 		sub_dropped(dropped);
 	if (buffer && valid)
@@ -959,7 +962,7 @@ static void *sub_flush_main(void *arg)
 		pthread_mutex_unlock(&sub.flock);
 		sub_collect(sub_wanted(), true);
 		if (__atomic_load_n(&st.collecting, __ATOMIC_RELAXED) &&
-		    cuptiActivityFlushAll(0) == CUPTI_SUCCESS)
+		    cupti_api.ActivityFlushAll(0) == CUPTI_SUCCESS)
 			ST_ADD(flushes, 1);
 		pthread_mutex_lock(&sub.flock);
 	}
@@ -1019,7 +1022,7 @@ static int sub_cupti_error(const char *call, CUptiResult r, char *why,
 
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 		return -EBUSY;
-	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+	if (cupti_api.GetResultString(r, &s) != CUPTI_SUCCESS || !s)
 		s = "unknown CUPTI error";
 	snprintf(why, len, "%s: %s", call, s);
 	return -ENODEV;
@@ -1050,7 +1053,7 @@ static void sub_disable_kinds(void)
 
 	for (k = 0; k < 64; k++)
 		if (kinds & (1ull << k))
-			cuptiActivityDisable((CUpti_ActivityKind)k);
+			cupti_api.ActivityDisable((CUpti_ActivityKind)k);
 	__atomic_store_n(&st.enabled_kinds, 0, __ATOMIC_RELAXED);
 }
 
@@ -1059,7 +1062,7 @@ static void sub_enable_optional(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(sub_optional_kinds) / sizeof(sub_optional_kinds[0]); i++)
-		if (cuptiActivityEnable(sub_optional_kinds[i]) == CUPTI_SUCCESS)
+		if (cupti_api.ActivityEnable(sub_optional_kinds[i]) == CUPTI_SUCCESS)
 			__atomic_or_fetch(&st.enabled_kinds,
 					  1ull << sub_optional_kinds[i],
 					  __ATOMIC_RELAXED);
@@ -1103,14 +1106,14 @@ static int sub_attach(char *why, size_t len)
 	CUptiResult r;
 	int err;
 
-	r = cuptiSubscribe_v2(&sub.handle, sub_callback, NULL, &params);
+	r = cupti_api.Subscribe_v2(&sub.handle, sub_callback, NULL, &params);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		sub_holder_name(holder, sizeof(holder), why, len);	/* who has the slot */
 		return -EBUSY;
 	}
 	if (r != CUPTI_SUCCESS)
 		return sub_cupti_error("cuptiSubscribe", r, why, len);
-	r = cuptiActivityRegisterCallbacks(sub_buffer_requested,
+	r = cupti_api.ActivityRegisterCallbacks(sub_buffer_requested,
 					   sub_buffer_completed);
 	if (r != CUPTI_SUCCESS) {
 		err = sub_cupti_error("cuptiActivityRegisterCallbacks", r, why, len);
@@ -1118,9 +1121,9 @@ static int sub_attach(char *why, size_t len)
 	}
 	/* before any kind is enabled, as CUPTI asks; refused, the records
 	 * keep CUPTI's own clock and the daemon windows them by arrival */
-	if (cuptiActivityRegisterTimestampCallback(sub_timestamp) == CUPTI_SUCCESS)
+	if (cupti_api.ActivityRegisterTimestampCallback(sub_timestamp) == CUPTI_SUCCESS)
 		ST_ADD(monotonic_clock, 1);
-	r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	r = cupti_api.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (r != CUPTI_SUCCESS) {
 		err = sub_cupti_error("cuptiActivityEnable", r, why, len);
 		goto cleanup;
@@ -1133,7 +1136,7 @@ static int sub_attach(char *why, size_t len)
 	__atomic_store_n(&st.collecting, 1, __ATOMIC_RELAXED);
 	return 0;
 cleanup:
-	cuptiUnsubscribe(sub.handle);
+	cupti_api.Unsubscribe(sub.handle);
 	return err;
 }
 
@@ -1145,11 +1148,11 @@ static int sub_stop_locked(void)
 	if (sub.state != SUB_RECORDING)
 		return 0;
 	sub_flusher_stop();
-	if (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
+	if (cupti_api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		err = -EIO;
 	sub_disable_kinds();
 	__atomic_store_n(&st.collecting, 0, __ATOMIC_RELAXED);
-	cuptiUnsubscribe(sub.handle);
+	cupti_api.Unsubscribe(sub.handle);
 	sub.state = SUB_IDLE;
 	return err;
 }
@@ -1163,6 +1166,8 @@ static void sub_say(int err, const char *why)
 	else if (err == -EBUSY)
 		fputs("cachescope-cupti: another CUPTI subscriber is active; "
 		      "not recording\n", stderr);
+	else if (err == -ENOENT || err == -EPROTO)	/* cupti_api_load's */
+		fprintf(stderr, "cachescope-cupti: %s; not recording\n", why);
 	else
 		fprintf(stderr, "cachescope-cupti: no CUDA driver or device (%s); "
 			"not recording\n", why);
@@ -1231,7 +1236,10 @@ int cupti_sub_start(void)
 		sub.out_err = err = -ECANCELED;
 		goto cleanup;
 	}
-	err = sub_driver_check(why, sizeof(why));
+	/* the CUPTI of our headers first: on an older CUDA, say which is needed */
+	err = cupti_api_load(why, sizeof(why));
+	if (!err)
+		err = sub_driver_check(why, sizeof(why));
 	if (!err)
 		err = sub_attach(why, sizeof(why));
 	if (err) {

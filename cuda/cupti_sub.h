@@ -49,6 +49,13 @@
  *                             slot stays free for torch.profiler or Nsight;
  *                             cupti_sub_start says -ECANCELED, and nothing);
  *                             on (default) records
+ *   CACHESCOPE_CUPTI_LIB       the CUPTI library to use (a path: a pip
+ *                             wheel's, say); default the libcupti.so.13 the
+ *                             process has loaded, else the one on the
+ *                             library path (cuda/cupti_api.h).  Without a
+ *                             CUPTI of CUDA 13 or newer, cupti_sub_start
+ *                             says which it found and what it needs in one
+ *                             line, and the process runs unrecorded.
  * A value out of range or malformed is ignored (the default is used) and
  * counted in cupti_sub_stats.config_errors.
  */

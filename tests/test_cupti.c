@@ -733,8 +733,9 @@ struct run {
 };
 
 /* Run prog with one extra environment variable; stderr is kept. */
-static int run_prog(const char *prog, const char *var, const char *val,
-		    struct run *r)
+/* prog with var=val and, if var2, var2=val2 */
+static int run_prog2(const char *prog, const char *var, const char *val, const char *var2,
+		     const char *val2, struct run *r)
 {
 	int fd[2];
 	ssize_t n;
@@ -754,7 +755,10 @@ static int run_prog(const char *prog, const char *var, const char *val,
 			_exit(126);
 		unsetenv("CUDA_INJECTION64_PATH");
 		unsetenv("LD_PRELOAD");
+		unsetenv("CACHESCOPE_CUPTI_LIB");
 		setenv(var, val, 1);
+		if (var2)
+			setenv(var2, val2, 1);
 		execl(prog, prog, (char *)NULL);
 		_exit(127);
 	}
@@ -765,6 +769,11 @@ static int run_prog(const char *prog, const char *var, const char *val,
 	if (waitpid(pid, &r->status, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+static int run_prog(const char *prog, const char *var, const char *val, struct run *r)
+{
+	return run_prog2(prog, var, val, NULL, NULL, r);
 }
 
 void *__real_dlopen(const char *file, int mode);
@@ -1389,6 +1398,103 @@ static void check_nodriver(const char *var)
 	assert_ptr_equal(strchr(r.err, '\n'), r.err + len - 1);	/* one line */
 }
 
+/*
+ * The library has no DT_NEEDED on libcupti (cuda/cupti_api.h): on a host
+ * whose CUDA is older it still loads, says in one line which CUPTI it
+ * found and which it needs, and the process runs on (exit 0).  The old
+ * CUPTI is tests/helpers/oldcupti.c, as libcupti.so.12.
+ */
+static void check_old_cupti(const char *var2, const char *val2, const char *want)
+{
+	const char *b = getenv("CS_BUILD") ? getenv("CS_BUILD") : "build";
+	char prog[PATH_MAX], lib[PATH_MAX], abs[PATH_MAX];
+	struct run r;
+
+	snprintf(prog, sizeof(prog), "%s/tests/helpers/nodriver", b);
+	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", b);
+	if (access(prog, X_OK) != 0 || access(lib, R_OK) != 0) {
+		print_message("%s or %s missing (build them first)\n", prog, lib);
+		skip();
+	}
+	if (!realpath(lib, abs))
+		fail_msg("cannot resolve %s", lib);
+	assert_int_equal(run_prog2(prog, "CUDA_INJECTION64_PATH", abs, var2, val2, &r), 0);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	if (strncmp(r.err, want, strlen(want)))
+		fail_msg("expected '%s...', got '%s'", want, r.err);
+	assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);	/* one line */
+	assert_non_null(strstr(r.err, "; not recording\n"));
+}
+
+/* an absolute path to build/tests/helpers/NAME (ld.so splits LD_PRELOAD at
+ * spaces and colons: a checkout whose path has them is skipped there) */
+static void helper_path(const char *name, char *out, size_t n)
+{
+	const char *b = getenv("CS_BUILD") ? getenv("CS_BUILD") : "build";
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%s/tests/helpers/%s", b, name);
+	if (access(rel, R_OK) || !realpath(rel, out)) {
+		print_message("%s missing (build it first)\n", rel);
+		skip();
+	}
+	assert_true(strlen(out) < n);
+}
+
+static void old_cupti__named_by_cachescope_cupti_lib__one_line_says_version_needed(void **state)
+{
+	char old[PATH_MAX];
+
+	(void)state;
+	helper_path("libcupti.so.12", old, sizeof(old));
+	check_old_cupti("CACHESCOPE_CUPTI_LIB", old,
+			"cachescope-cupti: this CUPTI is API version 26: cachescope-cupti needs 130000 "
+			"(CUDA 13.0) or newer");
+}
+
+static void old_cupti__already_in_process__one_line_names_it(void **state)
+{
+	char old[PATH_MAX];
+
+	(void)state;
+	helper_path("libcupti.so.12", old, sizeof(old));
+	if (strpbrk(old, " :")) {
+		print_message("LD_PRELOAD cannot name %s: skipped\n", old);
+		skip();
+	}
+	check_old_cupti("LD_PRELOAD", old,
+			"cachescope-cupti: this process has libcupti.so.12 loaded, the CUPTI of an "
+			"older CUDA; cachescope-cupti needs libcupti.so.13 (CUDA 13.0 or newer)");
+}
+
+static void old_cupti__cachescope_cupti_lib_missing__one_line_says_which(void **state)
+{
+	(void)state;
+	check_old_cupti("CACHESCOPE_CUPTI_LIB", "/nonexistent/libcupti.so.13",
+			"cachescope-cupti: cannot load the CUPTI of CACHESCOPE_CUPTI_LIB: "
+			"/nonexistent/libcupti.so.13: cannot open shared object file");
+}
+
+/* what makes the above possible: nothing names libcupti at load time */
+static void library__needs_no_libcupti_at_load(void **state)
+{
+	const char *b = getenv("CS_BUILD") ? getenv("CS_BUILD") : "build";
+	char cmd[PATH_MAX + 64], out[8192] = "";
+	size_t n;
+	FILE *p;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "readelf -d '%s/libcachescope_cupti.so' 2>&1", b);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(strstr(out, "(NEEDED)"));
+	assert_null(strstr(out, "libcupti"));
+}
+
 static void nodriver__injection_path_without_driver__one_line_exit_0(void **state)
 {
 	(void)state;
@@ -1802,6 +1908,10 @@ int main(void)
 		M(collect__follows_tracers__kinds_on_and_off),
 		M(collect__no_flush_thread__every_kind),
 		T(nodriver__injection_path_without_driver__one_line_exit_0),
+		T(old_cupti__named_by_cachescope_cupti_lib__one_line_says_version_needed),
+		T(old_cupti__already_in_process__one_line_names_it),
+		T(old_cupti__cachescope_cupti_lib_missing__one_line_says_which),
+		T(library__needs_no_libcupti_at_load),
 		T(nodriver__ld_preload_without_driver__one_line_exit_0),
 	};
 

@@ -40,6 +40,12 @@ for f in $elfs; do
 	done < <(ldd "$f" 2>/dev/null)
 done
 [ -z "$missing" ] || die "libraries not found here:$missing"
+# the CUPTI library looks CUPTI up at start (cuda/cupti_api.h): no
+# DT_NEEDED names it, so it is carried by name (CUPTI_SO, from make)
+if [ -e "$dir/libcachescope_cupti.so" ]; then
+	[ -e "${CUPTI_SO:-}" ] || die "no CUPTI_SO (libcupti.so.13) to carry: '${CUPTI_SO:-}'"
+	cp -L "$CUPTI_SO" "$lib/$(basename "$CUPTI_SO")"
+fi
 # the closure of what was copied (the copies are looked up through the
 # programs' RPATH, so their own needs must be here too)
 for f in "$lib"/*; do
