@@ -129,7 +129,7 @@ PROGS := $(BINS) $(filter %.so,$(CUPTI_BINS)) $(CUDA_BINS)
 all: $(PROGS)
 
 tests: $(PROGS) $(UNIT_BINS) $(OUTPUT)/tests/test_kvref_kernels $(OUTPUT)/tests/kvref_cuda_emu.so \
-	$(OUTPUT)/tests/gpu/knownwork_emu $(CUDA_TEST_BINS) \
+	$(OUTPUT)/tests/gpu/knownwork_emu $(OUTPUT)/tests/gpu/gpumem_emu $(CUDA_TEST_BINS) \
 	$(OUTPUT)/tests/helpers/leakclose.so \
 	$(INTEG_BINS) $(HELPER_BINS) $(BENCH_BINS) $(CUPTI_BINS)
 
@@ -404,8 +404,9 @@ $(OUTPUT)/tests/kvref_cuda_emu.so: cuda/kvref_cuda.cu cuda/kvref_kernels.cuh tes
 		$(EMU_CUPTI_FLAGS) -Itests/helpers/fakecuda -include tests/helpers/cuda_emu.h \
 		-x c++ $< -x none $(EMU_CUPTI_OBJ) -ldl -lpthread -o $@
 
-# the same program over the emulated runtime and driver (no GPU)
-$(OUTPUT)/tests/gpu/knownwork_emu: tests/gpu/knownwork.cu tests/helpers/cuda_emu.h \
+# the same programs over the emulated runtime and driver (no GPU):
+# knownwork, and gpumem (a caching allocator's warm-up against a leak)
+$(OUTPUT)/tests/gpu/%_emu: tests/gpu/%.cu tests/helpers/cuda_emu.h \
 		tests/helpers/fakecuda/cuda_runtime.h tests/helpers/cupti_emu.h $(EMU_CUPTI_OBJ)
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)

@@ -106,15 +106,19 @@ enum cs_gpu_op {
 #define CS_GPU_SPLIT_BINS	8
 #define CS_GPU_BATCH_MAX	256
 #define CS_GPU_BATCH_VERSION	1	/* the layout of struct cs_gpu_bin */
+#define CS_GPU_AGE_KNOWN	1	/* cs_gpu_bin.kind of a release */
 
 struct cs_gpu_bin {
 	__u64 start, end;	/* the bin's time, CUPTI's clock (ns); 0, 0
 				 * for the count of dropped records */
-	__u64 busy_ns;	/* run time of kernels or copies within the bin */
+	__u64 busy_ns;	/* run time of kernels or copies within the bin;
+			 * releases of kind CS_GPU_AGE_KNOWN: how long
+			 * before start their allocations were made */
 	__u64 bytes;	/* copied, allocated, released; dropped: records */
 	__u64 size;	/* allocations, releases: the size of each */
 	__u32 count;	/* records begun in the bin */
-	__u16 kind;	/* copies: CUpti_ActivityMemcpyKind */
+	__u16 kind;	/* copies: CUpti_ActivityMemcpyKind; releases:
+			 * CS_GPU_AGE_KNOWN, or 0 (allocations not seen) */
 	__u8 op;	/* enum cs_gpu_op */
 	__u8 pad;
 };

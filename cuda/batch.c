@@ -29,9 +29,11 @@ static struct cs_gpu_bin *bin_new(struct batch *b, uint8_t op, uint16_t kind,
 static bool bin_takes(const struct cs_gpu_bin *x, uint64_t busy, uint64_t bytes,
 		      uint32_t count)
 {
+	bool run = x->op != CS_GPU_ALLOC && x->op != CS_GPU_RELEASE;
+
 	return x->count + count <= CS_GPU_MAX_COUNT &&
 	       x->bytes + bytes <= CS_GPU_MAX_BYTES &&
-	       x->busy_ns + busy <= (x->end - x->start) * CS_GPU_MAX_CONCURRENT;
+	       (!run || x->busy_ns + busy <= (x->end - x->start) * CS_GPU_MAX_CONCURRENT);
 }
 
 /*
@@ -39,12 +41,13 @@ static bool bin_takes(const struct cs_gpu_bin *x, uint64_t busy, uint64_t bytes,
  * takes the values given: the one already there, or a new one (also where
  * the one there is full: the index then points at the new one).
  */
-static struct cs_gpu_bin *bin_of(struct batch *b, uint8_t op, uint16_t kind,
-				 uint64_t size, uint64_t k, uint64_t busy,
-				 uint64_t bytes, uint32_t count)
+static struct cs_gpu_bin *bin_of_age(struct batch *b, uint8_t op, uint16_t kind,
+				     uint64_t size, uint64_t k, uint64_t busy,
+				     uint64_t bytes, uint32_t count, uint64_t age)
 {
 	uint64_t h = (k * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)op << 56) ^
-		     ((uint64_t)kind << 40) ^ (size * 0xff51afd7ed558ccdull);
+		     ((uint64_t)kind << 40) ^ (size * 0xff51afd7ed558ccdull) ^
+		     (age * 0xc4ceb9fe1a85ec53ull);
 	unsigned int i = (unsigned int)(h >> 32) & (BATCH_SLOTS - 1);
 	struct cs_gpu_bin *x;
 
@@ -53,15 +56,24 @@ static struct cs_gpu_bin *bin_of(struct batch *b, uint8_t op, uint16_t kind,
 			break;
 		x = &b->bin[b->slot[i] - 1];
 		if (x->op != op || x->kind != kind || x->size != size ||
-		    x->start != k * CS_GPU_BIN_NS)
+		    x->start != k * CS_GPU_BIN_NS || (op == CS_GPU_RELEASE && x->busy_ns != age))
 			continue;
 		if (bin_takes(x, busy, bytes, count))
 			return x;
 		break;	/* full: a new bin takes its place in the index */
 	}
 	x = bin_new(b, op, kind, k * CS_GPU_BIN_NS, (k + 1) * CS_GPU_BIN_NS, size);
+	if (op == CS_GPU_RELEASE)
+		x->busy_ns = age;
 	b->slot[i] = (uint16_t)b->n;
 	return x;
+}
+
+static struct cs_gpu_bin *bin_of(struct batch *b, uint8_t op, uint16_t kind,
+				 uint64_t size, uint64_t k, uint64_t busy,
+				 uint64_t bytes, uint32_t count)
+{
+	return bin_of_age(b, op, kind, size, k, busy, bytes, count, 0);
 }
 
 /* A run with no time: counted, with its bytes, in the bin of start. */
@@ -108,9 +120,21 @@ void batch_run(struct batch *b, uint8_t op, uint16_t kind, uint64_t start,
 	}
 }
 
-void batch_mem(struct batch *b, uint8_t op, uint64_t ts, uint64_t size)
+/* A release's bin says how old the allocations it released were, to the
+ * slice (kind CS_GPU_AGE_KNOWN, busy_ns the age): the daemon takes them
+ * from the right age cohort.  An allocation made after ts (clocks of two
+ * threads' buffers) is age 0. */
+void batch_mem(struct batch *b, uint8_t op, uint64_t ts, uint64_t size, uint64_t alloc_ts)
 {
-	struct cs_gpu_bin *x = bin_of(b, op, 0, size, ts / CS_GPU_BIN_NS, 0, size, 1);
+	uint64_t k = ts / CS_GPU_BIN_NS, age = 0;
+	uint16_t kind = 0;
+	struct cs_gpu_bin *x;
+
+	if (op == CS_GPU_RELEASE && alloc_ts != BATCH_AGE_UNKNOWN) {
+		kind = CS_GPU_AGE_KNOWN;
+		age = alloc_ts / CS_GPU_BIN_NS < k ? (k - alloc_ts / CS_GPU_BIN_NS) * CS_GPU_BIN_NS : 0;
+	}
+	x = bin_of_age(b, op, kind, size, k, 0, size, 1, age);
 
 	x->count++;
 	x->bytes += size;

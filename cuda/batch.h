@@ -48,8 +48,11 @@ void batch_run(struct batch *b, uint8_t op, uint16_t kind, uint64_t start,
 	       uint64_t end, uint64_t bytes);
 
 /* An allocation or release (CS_GPU_ALLOC, CS_GPU_RELEASE) of size bytes
- * at ts.  Needs batch_room. */
-void batch_mem(struct batch *b, uint8_t op, uint64_t ts, uint64_t size);
+ * at ts; a release of what was allocated at alloc_ts (BATCH_AGE_UNKNOWN:
+ * an allocation not seen), binned with the releases of the same size, slice
+ * and allocation slice.  Needs batch_room. */
+#define BATCH_AGE_UNKNOWN UINT64_MAX
+void batch_mem(struct batch *b, uint8_t op, uint64_t ts, uint64_t size, uint64_t alloc_ts);
 
 /* n records CUPTI dropped (at most CS_GPU_MAX_DROPPED: no buffer holds
  * more).  Needs batch_room. */

@@ -635,8 +635,90 @@ static void live_add(struct sub_thread *t, uint64_t v)
 	t->st.mem_live_bytes = (int64_t)((uint64_t)t->st.mem_live_bytes + v);
 }
 
+/*
+ * The device allocations this process made and has not released, by
+ * address: a release's bin then says when its allocation was made, so the
+ * daemon can tell old memory from young (a leak from churn).  Allocations
+ * are rare next to kernels (a caching allocator makes few), so one table
+ * under one lock; linear probing with backward-shift deletion, allocated at
+ * the first allocation recorded (nothing before a tracer is there).
+ */
+#define LIVE_SLOTS 65536		/* > CUPTI_SUB_LIVE_MAX / 0.75 */
+struct live_slot {
+	uint64_t addr;			/* 0: empty */
+	uint64_t ts;
+};
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct live_slot *live_tab;
+static unsigned int live_n;
+
+static unsigned int live_home(uint64_t addr)
+{
+	return (unsigned int)((addr * 0x9e3779b97f4a7c15ull) >> 48) & (LIVE_SLOTS - 1);
+}
+
+/* Remember addr allocated at ts; false when there is no room. */
+static bool live_put(uint64_t addr, uint64_t ts)
+{
+	unsigned int i;
+	bool ok = false;
+
+	if (!addr)
+		return false;
+	pthread_mutex_lock(&live_lock);
+	if (!live_tab)
+		live_tab = calloc(LIVE_SLOTS, sizeof(*live_tab));
+	if (!live_tab)
+		goto out;
+	for (i = live_home(addr); live_tab[i].addr && live_tab[i].addr != addr;
+	     i = (i + 1) & (LIVE_SLOTS - 1))
+		;
+	if (!live_tab[i].addr) {
+		if (live_n >= CUPTI_SUB_LIVE_MAX)
+			goto out;
+		live_n++;
+	}
+	live_tab[i].addr = addr;	/* the same address again: released unseen */
+	live_tab[i].ts = ts;
+	ok = true;
+out:
+	pthread_mutex_unlock(&live_lock);
+	return ok;
+}
+
+/* When addr was allocated, forgetting it; BATCH_AGE_UNKNOWN if not known. */
+static uint64_t live_take(uint64_t addr)
+{
+	uint64_t ts = BATCH_AGE_UNKNOWN;
+	unsigned int i, j, h;
+
+	pthread_mutex_lock(&live_lock);
+	if (!live_tab || !addr)
+		goto out;
+	for (i = live_home(addr); live_tab[i].addr && live_tab[i].addr != addr;
+	     i = (i + 1) & (LIVE_SLOTS - 1))
+		;
+	if (!live_tab[i].addr)
+		goto out;
+	ts = live_tab[i].ts;
+	live_n--;
+	/* shift back the entries after it that would no longer be found */
+	for (j = (i + 1) & (LIVE_SLOTS - 1); live_tab[j].addr; j = (j + 1) & (LIVE_SLOTS - 1)) {
+		h = live_home(live_tab[j].addr);
+		if (((j - h) & (LIVE_SLOTS - 1)) >= ((j - i) & (LIVE_SLOTS - 1))) {
+			live_tab[i] = live_tab[j];
+			i = j;
+		}
+	}
+	live_tab[i].addr = 0;
+out:
+	pthread_mutex_unlock(&live_lock);
+	return ts;
+}
+
 static void rec_memory(struct sub_thread *t, const cupti_sub_memory_rec *m)
 {
+	uint64_t alloc_ts = BATCH_AGE_UNKNOWN;
 	uint32_t op = m->memoryOperationType, mkind = m->memoryKind;
 	uint64_t addr = m->address, bytes = m->bytes, ts = m->timestamp;
 	uint32_t dev = m->deviceId, stream = m->streamId, corr = m->correlationId;
@@ -661,8 +743,12 @@ static void rec_memory(struct sub_thread *t, const cupti_sub_memory_rec *m)
 		TH_ADD(t, rejected, 1);
 		return;
 	}
+	if (alloc && !live_put(addr, ts))
+		TH_ADD(t, mem_untracked, 1);
+	if (release && (alloc_ts = live_take(addr)) == BATCH_AGE_UNKNOWN)
+		TH_ADD(t, mem_unmatched, 1);
 	thread_room(t);
-	batch_mem(&t->b, alloc ? CS_GPU_ALLOC : CS_GPU_RELEASE, ts, bytes);
+	batch_mem(&t->b, alloc ? CS_GPU_ALLOC : CS_GPU_RELEASE, ts, bytes, alloc_ts);
 }
 
 static void rec_ext_corr(struct sub_thread *t, const cupti_sub_extcorr_rec *e)
@@ -1208,6 +1294,7 @@ static void sub_atexit(void)
 static void sub_atfork_child(void)
 {
 	pthread_mutex_init(&sub.lock, NULL);
+	pthread_mutex_init(&live_lock, NULL);
 	pthread_mutex_init(&sub.flock, NULL);
 	pthread_mutex_init(&kv_lock, NULL);
 	if (sub_self) {

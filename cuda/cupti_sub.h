@@ -162,7 +162,14 @@ struct cupti_sub_stats {
 	uint64_t collect_on;		/* a tracer came: kinds enabled */
 	uint64_t collect_off;		/* none left: kinds disabled */
 	uint64_t collecting;		/* 1 while kinds are enabled */
+	/* allocations remembered by address, so that a release's bin says
+	 * how old its allocation was (CUPTI_SUB_LIVE_MAX of them) */
+	uint64_t mem_untracked;		/* allocations not remembered: table full */
+	uint64_t mem_unmatched;		/* releases of nothing remembered */
 };
+
+/* live device allocations remembered per process (16 bytes each) */
+#define CUPTI_SUB_LIVE_MAX 49152
 
 struct cupti_sub_config {
 	size_t buffer_bytes;

@@ -69,7 +69,7 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_LEAK_MIN_CACHE_SHARE] = { "leak_min_cache_share", 0.5,
 		"... only while the kernel's own count of the cache grows by this share of the key's growth" },
 	[R_LEAK_MIN_WARMUP_S] = { "leak_min_warmup_s", 5.0,
-		"a rise too small for the kernel's count to confirm counts only from this long after the key's first event (a process's start-up grows): what rises after it must still last leak_min_rise_s (or leak_blind_rise_s)" },
+		"a rise too small for the kernel's count to confirm, and any rise of GPU memory, counts only from this long after the key's first event (a process's start-up grows, a caching allocator warms up): what rises after it must still last leak_min_rise_s (or leak_blind_rise_s)" },
 	[R_LEAK_CONFIRM_FREE_SHARE] = { "leak_confirm_free_share", 0.93,
 		"... or when frees seen / allocs of the rise is at least this, with no unseen frees (the events see the key's frees)" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
@@ -508,6 +508,23 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 			snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile: lost releases could make it",
 				 key, what);
 			return LABEL_NORMAL;
+		}
+		/* device memory: a caching allocator (PyTorch's) or a KV pool
+		 * (vLLM's) grows at the start and then stays; only the part of
+		 * the rise past the key's start-up, as long as a rise must last,
+		 * is a leak */
+		if (dom == DOM_GPU) {
+			double startup = row->old_warmup_s < t[R_LEAK_MIN_WARMUP_S] ?
+					 t[R_LEAK_MIN_WARMUP_S] - row->old_warmup_s : 0;
+
+			if (row->old_rise_s - startup < (seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S])) {
+				snprintf(reason, n, "normal: %s %s, %.1f s after the key's first event: a caching allocator's or a pool's start-up growth, not yet past it",
+					 key, what, row->old_warmup_s);
+				return LABEL_NORMAL;
+			}
+			snprintf(reason, n, "leak: %s %s, past the start-up; %.1f MiB live", key, what,
+				 row->live_bytes / 1048576.0);
+			return LABEL_LEAK;
 		}
 		snprintf(reason, n, "leak: %s %s", key, what);
 		return LABEL_LEAK;

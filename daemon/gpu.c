@@ -2,6 +2,8 @@
 /* The gpu domain's records and the host-GPU join: see gpu.h. */
 #include <string.h>
 #include "gpu.h"
+#include "history.h"
+#include "stats.h"
 #include "window.h"
 
 void gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e)
@@ -30,6 +32,8 @@ void gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_objs += n;
 		a->live_bytes += e->gpu.bytes;
 		a->total_allocs += n;
+		/* its age cohort: the leak test's old population */
+		history_cohort_add_n(&a->oh->age, e->ts_ns, 1, n);
 		break;
 	case CS_GPU_RELEASE:
 		s->frees += n;
@@ -38,6 +42,15 @@ void gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e)
 		a->live_objs -= n;
 		a->live_bytes -= e->gpu.bytes;
 		a->total_frees += n;
+		/* out of the cohort of its allocation, where the library knew
+		 * it (an allocation it did not see was never in one) */
+		if (e->gpu.kind == CS_GPU_AGE_KNOWN && e->gpu.busy_ns <= e->ts_ns) {
+			history_cohort_add_n(&a->oh->age, e->ts_ns - e->gpu.busy_ns, -1, n);
+			s->lifetime_hist[stats_log2_bucket(e->gpu.busy_ns)] += n;
+		} else {
+			s->unseen_frees += n;
+			a->total_unseen_frees += n;
+		}
 		break;
 	}
 }

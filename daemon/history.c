@@ -34,18 +34,28 @@ static void cohort_advance(struct age_cohorts *a, uint64_t c)
 	}
 }
 
-void history_cohort_add(struct age_cohorts *a, uint64_t ts_ns, int sign, uint32_t w)
+static void cohort_add(struct age_cohorts *a, uint64_t ts_ns, int sign, uint32_t w, uint32_t t)
 {
 	uint64_t c = ts_ns / AGE_COHORT_NS;
 
 	cohort_advance(a, c);
 	if (c + AGE_COHORTS <= a->head) {
 		a->older += sign * (int64_t)w;
-		a->tolder += sign;
+		a->tolder += sign * (int64_t)t;
 	} else {
 		a->cohort[c % AGE_COHORTS] += sign * (int32_t)w;
-		a->tracked[c % AGE_COHORTS] += sign;
+		a->tracked[c % AGE_COHORTS] += sign * (int32_t)t;
 	}
+}
+
+void history_cohort_add(struct age_cohorts *a, uint64_t ts_ns, int sign, uint32_t w)
+{
+	cohort_add(a, ts_ns, sign, w, 1);
+}
+
+void history_cohort_add_n(struct age_cohorts *a, uint64_t ts_ns, int sign, uint32_t n)
+{
+	cohort_add(a, ts_ns, sign, n, n);
 }
 
 static int64_t old_in(const int32_t *ring, int64_t older, uint64_t head, uint64_t cutoff_ns)

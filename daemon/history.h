@@ -111,6 +111,8 @@ struct obj_hist {
 /* One object allocated at ts_ns (sign +1) or freed (sign -1, ts_ns = its
  * allocation time), standing for w objects. */
 void history_cohort_add(struct age_cohorts *a, uint64_t ts_ns, int sign, uint32_t w);
+/* n objects, each tracked (n tracked, n in the population) */
+void history_cohort_add_n(struct age_cohorts *a, uint64_t ts_ns, int sign, uint32_t n);
 /* Live objects allocated at or before cutoff_ns (never negative). */
 int64_t history_old_objs(const struct age_cohorts *a, uint64_t cutoff_ns);
 /* The same in tracked objects (records, unweighted). */

@@ -67,7 +67,13 @@ unsigned int usdt_check(const struct cs_event *e)
 	case CS_GPU_RELEASE:
 		if (gpu_sizes_bad(e))
 			return REJ_GPU_BYTES;
-		return REJ_NONE;
+		/* a release may say how old its allocations were (not before
+		 * the clock began); nothing else has a kind or a busy time */
+		if (e->gpu.op == CS_GPU_RELEASE && e->gpu.kind == CS_GPU_AGE_KNOWN)
+			return e->gpu.busy_ns > e->gpu.start ? REJ_GPU_TIME : REJ_NONE;
+		if (e->gpu.kind)
+			return REJ_GPU_KIND;
+		return e->gpu.busy_ns ? REJ_GPU_TIME : REJ_NONE;
 	case CS_GPU_DROPPED:
 		if (e->gpu.bytes > GPU_MAX_DROPPED)
 			return REJ_GPU_BYTES;

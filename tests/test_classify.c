@@ -300,6 +300,34 @@ static void classify__growth_the_kernel_does_not_see__normal_unseen_frees(void *
 	assert_string_equal(kasked, "");
 }
 
+/* Device memory (CUPTI's allocation records): a caching allocator or a KV
+ * pool grows at its start and then stays; only a rise that goes on past the
+ * key's start-up is a leak, and its reason says how much lives. */
+static void classify__gpu_memory_rise__leak_only_past_the_start_up(void **state)
+{
+	(void)state;
+	leaking_fds();		/* 8 s of rise, no frees */
+	row.live_bytes = 3000ll << 20;
+	row.old_warmup_s = 0;	/* from the key's first second */
+	/* 8 s, of which 5 are the start-up: 3 s past it, and no frees seen:
+	 * not yet the 8 s a blind rise needs */
+	assert_int_equal(label(DOM_GPU, "gpu-memory"), LABEL_NORMAL);
+	assert_string_equal(reason, "normal: gpu-memory 2640 objects older than 1.0 s, +330/s for 8.0 s (frees/allocs 0.00), 0.0 s after the key's first event: a caching allocator's or a pool's start-up growth, not yet past it");
+	/* amid churn (frees seen), 2 s past the start-up is enough */
+	row.old_rise_frees = 1500;
+	assert_int_equal(label(DOM_GPU, "gpu-memory"), LABEL_LEAK);
+	assert_string_equal(reason, "leak: gpu-memory 2640 objects older than 1.0 s, +330/s for 8.0 s amid churn (frees/allocs 0.50), past the start-up; 3000.0 MiB live");
+	/* a rise that began late in the process's life is all past it */
+	leaking_fds();
+	row.old_warmup_s = 30;
+	assert_int_equal(label(DOM_GPU, "gpu-memory"), LABEL_LEAK);
+	/* a pool that grew for its first 3 s and stays: quiet since */
+	leaking_fds();
+	row.old_rise_s = 3.0;
+	row.old_quiet_s = 5.0;
+	assert_int_equal(label(DOM_GPU, "gpu-memory"), LABEL_NORMAL);
+}
+
 static void classify__old_objects_rise_amid_churn__leak(void **state)
 {
 	(void)state;
@@ -675,6 +703,7 @@ int main(void)
 		cmocka_unit_test_setup(classify__fast_churn_short_lives__normal, setup),
 		cmocka_unit_test_setup(classify__several_rules_hold__refault_thrash_first, setup),
 		cmocka_unit_test_setup(classify__anomaly_of_a_gpu_process__reason_carries_gpu_work, setup),
+		cmocka_unit_test_setup(classify__gpu_memory_rise__leak_only_past_the_start_up, setup),
 		cmocka_unit_test_setup(rules_set__known_and_unknown_names__applied_or_rejected, setup),
 		cmocka_unit_test_setup(rules_load__file_with_comments__applied_and_bad_line_named, setup),
 		cmocka_unit_test_setup(rules_load__long_comment_line__one_line, setup),

@@ -1638,16 +1638,79 @@ static void batch_mem__sizes__one_bin_per_size(void **state)
 	(void)state;
 	batch_clear(&b);
 	for (i = 0; i < 5; i++)
-		batch_mem(&b, CS_GPU_ALLOC, 7 * MS + (uint64_t)i, 2 << 20);
-	batch_mem(&b, CS_GPU_ALLOC, 7 * MS + 9, 4096);
-	batch_mem(&b, CS_GPU_RELEASE, 7 * MS + 10, 2 << 20);
+		batch_mem(&b, CS_GPU_ALLOC, 7 * MS + (uint64_t)i, 2 << 20, BATCH_AGE_UNKNOWN);
+	batch_mem(&b, CS_GPU_ALLOC, 7 * MS + 9, 4096, BATCH_AGE_UNKNOWN);
+	batch_mem(&b, CS_GPU_RELEASE, 7 * MS + 10, 2 << 20, BATCH_AGE_UNKNOWN);
 	assert_int_equal(b.n, 3);
 	assert_int_equal(b.bin[0].count, 5);
 	assert_int_equal(b.bin[0].size, 2 << 20);
 	assert_int_equal(b.bin[0].bytes, 5ull * (2 << 20));
+	assert_int_equal(b.bin[0].kind, 0);
+	assert_int_equal(b.bin[0].busy_ns, 0);
 	assert_int_equal(b.bin[1].count, 1);
 	assert_int_equal(b.bin[1].size, 4096);
 	assert_int_equal(b.bin[2].op, CS_GPU_RELEASE);
+	assert_int_equal(b.bin[2].kind, 0);	/* its allocation not seen */
+}
+
+/* Releases fold by the slice of their allocations too: a bin says how old,
+ * to the millisecond, what it released was. */
+static void batch_mem__releases__one_bin_per_allocation_age(void **state)
+{
+	struct batch b;
+
+	(void)state;
+	batch_clear(&b);
+	batch_mem(&b, CS_GPU_RELEASE, 9 * MS + 1, 4096, 2 * MS + 5);
+	batch_mem(&b, CS_GPU_RELEASE, 9 * MS + 2, 4096, 2 * MS + 900000);
+	batch_mem(&b, CS_GPU_RELEASE, 9 * MS + 3, 4096, 4 * MS);
+	batch_mem(&b, CS_GPU_RELEASE, 9 * MS + 4, 4096, 9 * MS + 9);	/* after: age 0 */
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.bin[0].kind, CS_GPU_AGE_KNOWN);
+	assert_int_equal(b.bin[0].count, 2);
+	assert_int_equal(b.bin[0].busy_ns, 7 * MS);
+	assert_int_equal(b.bin[1].count, 1);
+	assert_int_equal(b.bin[1].busy_ns, 5 * MS);
+	assert_int_equal(b.bin[2].busy_ns, 0);
+	assert_int_equal(b.bin[2].start, 9 * MS);
+}
+
+/* The handler remembers each allocation by address: its release's bin
+ * carries its age, a release of memory it never saw allocated says so and
+ * is counted, and an address allocated again after release is new. */
+static void memory__release_after_alloc__bin_carries_age(void **state)
+{
+	const struct cs_gpu_bin *x;
+	struct cupti_sub_stats st;
+	cupti_sub_memory_rec m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = 1 << 20;
+	m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	m.address = 0x7f0000100000ull;
+	m.timestamp = 3 * MS + 7;
+	assert_int_equal(cupti_sub_handle_record((const CUpti_Activity *)&m), 0);
+	m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+	m.timestamp = 50 * MS + 3;
+	assert_int_equal(cupti_sub_handle_record((const CUpti_Activity *)&m), 0);
+	/* released again: nothing remembered now */
+	m.timestamp = 51 * MS;
+	assert_int_equal(cupti_sub_handle_record((const CUpti_Activity *)&m), 0);
+	cupti_sub_flush_batch();
+	assert_int_equal(emitted.batches, 1);
+	assert_int_equal(emitted.n[0], 3);
+	x = emitted_bin(CS_GPU_RELEASE, CS_GPU_AGE_KNOWN, 1 << 20, 50 * MS);
+	assert_non_null(x);
+	assert_int_equal(x->busy_ns, 47 * MS);
+	x = emitted_bin(CS_GPU_RELEASE, 0, 1 << 20, 51 * MS);
+	assert_non_null(x);
+	assert_int_equal(x->busy_ns, 0);
+	cupti_sub_get_stats(&st);
+	assert_int_equal(st.mem_unmatched, 1);
+	assert_int_equal(st.mem_untracked, 0);
 }
 
 /* A bin never holds more than the daemon takes: another one follows. */
@@ -1900,6 +1963,8 @@ int main(void)
 		T(batch_run__long_run__bin_of_its_own),
 		T(batch_run__no_end__counted_without_time),
 		T(batch_mem__sizes__one_bin_per_size),
+		T(batch_mem__releases__one_bin_per_allocation_age),
+		B(memory__release_after_alloc__bin_carries_age),
 		T(batch_run__bin_at_count_limit__another_bin),
 		T(batch_room__many_classes__bounded),
 		B(handle_record__batch_heard__bins_sum_to_counters),

@@ -402,6 +402,74 @@ static void gpu__forged_cupti_values_in_batches__kept_out_by_library(void **stat
  * across blocks swapped out of the pool and back in through the staging
  * buffer, and under the daemon its pool is the kv-pool-gpu key.
  */
+/*
+ * Device memory of an engine seen through CUPTI alone (tests/gpu/gpumem.cu
+ * over the emulated driver, no probes of its own): the library remembers
+ * each allocation, so a release says how old its memory was and the
+ * daemon's old population is what still lives.  A caching allocator that
+ * grows for its first 3 s and stays is never a leak; memory allocated all
+ * along and never released is, once past the start-up, with its reason.
+ */
+static void gpu_memory_run(void **state, const char *mode, struct table *t, long *pid,
+			   unsigned long *kept)
+{
+	unsigned long allocs, releases, live;
+	char out[1024], lib[300];
+	const char *p;
+	struct daemon d;
+
+	need_root(state);
+	cupti_lib(state, lib, sizeof(lib));
+	*pid = run_beside(&d, mode, 14, (const char *const[]){ "--gpu-lib", lib, NULL }, t, out,
+			  sizeof(out), "CUDA_INJECTION64_PATH='%s' '%s/tests/gpu/gpumem_emu' %s 12",
+			  lib, build, mode);
+	assert_non_null(p = strstr(out, "gpumem: "));
+	assert_int_equal(sscanf(p + strlen("gpumem: ") + strlen(mode), " allocs %lu releases %lu live %lu",
+				&allocs, &releases, &live), 3);
+	*kept = allocs - releases;
+	/* every allocation and release the program made, and no more */
+	assert_int_equal(sum(t, "gpu-memory", *pid, "allocs"), allocs);
+	assert_int_equal(sum(t, "gpu-memory", *pid, "frees"), releases);
+	assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
+	assert_int_equal(count_in_file(d.out, " cupti_dropped=0 "), 1);
+}
+
+static void gpu__caching_allocator_warm_up__not_a_leak(void **state)
+{
+	unsigned long kept;
+	struct table t;
+	long pid;
+	int r, rows = 0;
+
+	gpu_memory_run(state, "pool", &t, &pid, &kept);
+	for (r = 0; r < t.nrows; r++)
+		rows += !strcmp(cell(&t, r, "key"), "gpu-memory") && atol(cell(&t, r, "tgid")) == pid;
+	assert_true(rows > 50);
+	assert_int_equal(rows_labelled(&t, "gpu-memory", pid, "leak"), 0);
+	assert_true(kept >= 30);	/* segments of its first 3 s */
+}
+
+static void gpu__memory_never_released__leak_past_the_start_up(void **state)
+{
+	const char *why = NULL;
+	unsigned long kept;
+	struct table t;
+	long pid;
+	int r;
+
+	gpu_memory_run(state, "leak", &t, &pid, &kept);
+	assert_true(kept >= 100);
+	assert_true(rows_labelled(&t, "gpu-memory", pid, "leak") > 0);
+	for (r = 0; r < t.nrows && !why; r++)
+		if (!strcmp(cell(&t, r, "key"), "gpu-memory") && atol(cell(&t, r, "tgid")) == pid &&
+		    !strcmp(cell(&t, r, "label"), "leak"))
+			why = cell(&t, r, "reason");
+	assert_non_null(why);
+	assert_non_null(strstr(why, "leak: gpu-memory "));
+	assert_non_null(strstr(why, " past the start-up; "));
+	assert_non_null(strstr(why, " MiB live"));
+}
+
 static void cuda_backend__on_host__logits_equal_cpu_across_swap(void **state)
 {
 	char cmd[700], out[1024];
@@ -1160,6 +1228,8 @@ int main(void)
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
 		cmocka_unit_test(gpu__knownwork_emulated__exact_counts_under_daemon),
+		cmocka_unit_test(gpu__caching_allocator_warm_up__not_a_leak),
+		cmocka_unit_test(gpu__memory_never_released__leak_past_the_start_up),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
 		cmocka_unit_test(errors__cuda_backend_without_gpu__one_line_and_daemon_fails),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),

@@ -12,7 +12,8 @@
  * Invariants checked: every bin is one the daemon takes (usdt_check finds
  * nothing to reject); no batch passes CS_GPU_BATCH_MAX bins; over all
  * batches, the counts, the run time and the bytes of each op are exactly
- * those of the records.
+ * those of the records, and the releases' ages those of their allocations
+ * to the slice.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static void check(bool ok)
 
 struct sums {
 	uint64_t count[8], busy[8], bytes[8];
+	uint64_t ages;		/* releases: the allocations' ages, to the slice */
 };
 
 static void take(const struct batch *b, struct sums *got)
@@ -53,7 +55,11 @@ static void take(const struct batch *b, struct sums *got)
 		check(usdt_check(&e) == REJ_NONE);
 		check(x->op == CS_GPU_DROPPED || x->end > x->start);
 		got->count[x->op & 7] += x->count;
-		got->busy[x->op & 7] += x->busy_ns;
+		/* a release's busy_ns is its allocations' age: summed by age */
+		if (x->op == CS_GPU_RELEASE && x->kind == CS_GPU_AGE_KNOWN)
+			got->ages += (uint64_t)x->count * x->busy_ns;
+		else
+			got->busy[x->op & 7] += x->busy_ns;
 		got->bytes[x->op & 7] += x->bytes;
 	}
 }
@@ -107,9 +113,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case CS_GPU_ALLOC:
 		case CS_GPU_RELEASE:
-			batch_mem(&b, op, start, bytes);
+			/* a release of an allocation len ns before, or of one
+			 * not seen (0x10) */
+			batch_mem(&b, op, start, bytes,
+				  op == CS_GPU_RELEASE && !(sel & 0x10) ? start - (len < start ? len : start) :
+									 BATCH_AGE_UNKNOWN);
 			want.count[op]++;
 			want.bytes[op] += bytes;
+			if (op == CS_GPU_RELEASE && !(sel & 0x10))
+				want.ages += start / CS_GPU_BIN_NS * CS_GPU_BIN_NS -
+					     (start - (len < start ? len : start)) / CS_GPU_BIN_NS * CS_GPU_BIN_NS;
 			break;
 		default:
 			batch_dropped(&b, bytes);
@@ -123,5 +136,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(got.busy[i] == want.busy[i]);
 		check(got.bytes[i] == want.bytes[i]);
 	}
+	check(got.ages == want.ages);
 	return 0;
 }
