@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "backend.h"
+#include "probes.h"
 #include "model.h"
 #include "workload.h"
 #include "../../daemon/strutil.h"
@@ -50,6 +51,8 @@ static void usage(FILE *out)
 		"                      in between, and compare every logit (exit 1 if they differ)\n"
 		"  --json              print the report as JSON\n"
 		"  -q, --quiet         no phase lines while running\n"
+		"  --no-probes         reach none of kvref's USDT probes: to a tracer, an engine\n"
+		"                      with no probes of its own (its GPU work through CUPTI alone)\n"
 		"  -h, --help          this text\n");
 }
 
@@ -265,6 +268,7 @@ static int parse_args(int argc, char **argv, struct workload_opts *o, struct kvr
 		{ "json", no_argument, NULL, 'j' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "no-probes", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -340,6 +344,9 @@ static int parse_args(int argc, char **argv, struct workload_opts *o, struct kvr
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'P':
+			kvref_probes_on = false;
 			break;
 		case 'h':
 			usage(stdout);

@@ -20,9 +20,22 @@
 #ifndef KVREF_PROBES_H
 #define KVREF_PROBES_H
 
+#include <stdbool.h>
 #include <sys/sdt.h>
 
-#define KVREF_PROBE3(name, a, b, c) DTRACE_PROBE3(kvref, name, a, b, c)
-#define KVREF_PROBE4(name, a, b, c, d) DTRACE_PROBE4(kvref, name, a, b, c, d)
+/* false (kvref --no-probes): no probe is ever reached, so that a tracer
+ * sees kvref as an engine with no probes of its own (CUPTI alone) */
+extern bool kvref_probes_on;
+
+#define KVREF_PROBE3(name, a, b, c) \
+	do { \
+		if (kvref_probes_on) \
+			DTRACE_PROBE3(kvref, name, a, b, c); \
+	} while (0)
+#define KVREF_PROBE4(name, a, b, c, d) \
+	do { \
+		if (kvref_probes_on) \
+			DTRACE_PROBE4(kvref, name, a, b, c, d); \
+	} while (0)
 
 #endif

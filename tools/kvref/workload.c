@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "probes.h"
+
+bool kvref_probes_on = true;
 #include "workload.h"
 
 #define PREFIX_TOKENS 48
