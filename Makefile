@@ -93,7 +93,7 @@ CUDA ?= /usr/local/cuda
 CUPTI_LIBDIR := $(CUDA)/lib64
 HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_CFLAGS = $(filter-out -MMD -MP,$(CS_CFLAGS)) -I$(CUDA)/include
-CUPTI_WRAPS := cuptiSubscribe_v2 cuptiUnsubscribe cuptiActivityRegisterCallbacks \
+CUPTI_WRAPS := cuptiSubscribe_v2 cuptiUnsubscribe cuptiEnableCallback cuptiActivityRegisterCallbacks \
 	cuptiActivityEnable cuptiActivityDisable cuptiActivityFlushAll \
 	cuptiActivityGetNumDroppedRecords cuptiActivityRegisterTimestampCallback dlopen \
 	probe_batch

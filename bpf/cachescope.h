@@ -82,6 +82,13 @@ enum cs_gpu_op {
 	CS_GPU_ALLOC = 4,	/* count allocations of size bytes each, bytes in all */
 	CS_GPU_RELEASE = 5,	/* the same, released */
 	CS_GPU_DROPPED = 6,	/* bytes: records CUPTI dropped (one buffer's worth) */
+	/* copies seen at the runtime API (CUPTI's callbacks), by host address:
+	 * a device-to-host copy into a host buffer, and a host-to-device copy
+	 * from a host buffer that one went to (a block that left the device
+	 * and came back); count, bytes */
+	CS_GPU_SWAP_OUT = 7,
+	CS_GPU_SWAP_IN = 8,	/* kind CS_GPU_NEAR: back within a pool's worth */
+	CS_GPU_OP_LAST = CS_GPU_SWAP_IN,
 };
 
 /*
@@ -107,6 +114,7 @@ enum cs_gpu_op {
 #define CS_GPU_BATCH_MAX	256
 #define CS_GPU_BATCH_VERSION	1	/* the layout of struct cs_gpu_bin */
 #define CS_GPU_AGE_KNOWN	1	/* cs_gpu_bin.kind of a release */
+#define CS_GPU_NEAR		1	/* cs_gpu_bin.kind of a swap-in */
 
 struct cs_gpu_bin {
 	__u64 start, end;	/* the bin's time, CUPTI's clock (ns); 0, 0

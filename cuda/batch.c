@@ -29,7 +29,7 @@ static struct cs_gpu_bin *bin_new(struct batch *b, uint8_t op, uint16_t kind,
 static bool bin_takes(const struct cs_gpu_bin *x, uint64_t busy, uint64_t bytes,
 		      uint32_t count)
 {
-	bool run = x->op != CS_GPU_ALLOC && x->op != CS_GPU_RELEASE;
+	bool run = x->op == CS_GPU_KERNEL || x->op == CS_GPU_KV_KERNEL || x->op == CS_GPU_MEMCPY;
 
 	return x->count + count <= CS_GPU_MAX_COUNT &&
 	       x->bytes + bytes <= CS_GPU_MAX_BYTES &&
@@ -138,6 +138,15 @@ void batch_mem(struct batch *b, uint8_t op, uint64_t ts, uint64_t size, uint64_t
 
 	x->count++;
 	x->bytes += size;
+}
+
+void batch_swap(struct batch *b, uint8_t op, uint64_t ts, uint64_t bytes, bool near)
+{
+	struct cs_gpu_bin *x = bin_of(b, op, op == CS_GPU_SWAP_IN && near ? CS_GPU_NEAR : 0, 0,
+				      ts / CS_GPU_BIN_NS, 0, bytes, 1);
+
+	x->count++;
+	x->bytes += bytes;
 }
 
 void batch_dropped(struct batch *b, uint64_t n)

@@ -54,6 +54,11 @@ void batch_run(struct batch *b, uint8_t op, uint16_t kind, uint64_t start,
 #define BATCH_AGE_UNKNOWN UINT64_MAX
 void batch_mem(struct batch *b, uint8_t op, uint64_t ts, uint64_t size, uint64_t alloc_ts);
 
+/* A block copied out of the device (CS_GPU_SWAP_OUT) or back in
+ * (CS_GPU_SWAP_IN, near: within a pool's worth of copies out) at ts.
+ * Needs batch_room. */
+void batch_swap(struct batch *b, uint8_t op, uint64_t ts, uint64_t bytes, bool near);
+
 /* n records CUPTI dropped (at most CS_GPU_MAX_DROPPED: no buffer holds
  * more).  Needs batch_room. */
 void batch_dropped(struct batch *b, uint64_t n);

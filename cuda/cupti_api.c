@@ -16,6 +16,7 @@ struct cupti_api cupti_api = {
 	.GetResultString = cuptiGetResultString,
 	.Subscribe_v2 = cuptiSubscribe_v2,
 	.Unsubscribe = cuptiUnsubscribe,
+	.EnableCallback = cuptiEnableCallback,
 	.ActivityRegisterCallbacks = cuptiActivityRegisterCallbacks,
 	.ActivityRegisterTimestampCallback = cuptiActivityRegisterTimestampCallback,
 	.ActivityEnable = cuptiActivityEnable,
@@ -109,6 +110,7 @@ static int load(char *why, size_t len)
 	    !LOOK(h, GetResultString, "cuptiGetResultString") ||
 	    !LOOK(h, Subscribe_v2, "cuptiSubscribe_v2") ||
 	    !LOOK(h, Unsubscribe, "cuptiUnsubscribe") ||
+	    !LOOK(h, EnableCallback, "cuptiEnableCallback") ||
 	    !LOOK(h, ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks") ||
 	    !LOOK(h, ActivityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback") ||
 	    !LOOK(h, ActivityEnable, "cuptiActivityEnable") ||

@@ -29,6 +29,8 @@ struct cupti_api {
 					     CUpti_CallbackFunc callback, void *userdata,
 					     CUpti_SubscriberParams *params);
 	CUptiResult (CUPTIAPI *Unsubscribe)(CUpti_SubscriberHandle subscriber);
+	CUptiResult (CUPTIAPI *EnableCallback)(uint32_t enable, CUpti_SubscriberHandle subscriber,
+					       CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 	CUptiResult (CUPTIAPI *ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc requested,
 							  CUpti_BuffersCallbackCompleteFunc completed);
 	CUptiResult (CUPTIAPI *ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc f);

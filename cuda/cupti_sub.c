@@ -636,84 +636,126 @@ static void live_add(struct sub_thread *t, uint64_t v)
 }
 
 /*
- * The device allocations this process made and has not released, by
- * address: a release's bin then says when its allocation was made, so the
- * daemon can tell old memory from young (a leak from churn).  Allocations
- * are rare next to kernels (a caching allocator makes few), so one table
- * under one lock; linear probing with backward-shift deletion, allocated at
- * the first allocation recorded (nothing before a tracer is there).
+ * Tables by address, for what a record alone does not say.  The device
+ * allocations this process made and has not released: a release's bin
+ * then says when its allocation was made, so the daemon can tell old
+ * memory from young (a leak from churn).  The host buffers device memory
+ * was copied out to: a copy back in from one is a block that left the
+ * device and came back.  Both are rare next to kernels (a caching
+ * allocator makes few allocations, an engine swaps blocks, not kernels),
+ * so one lock each; linear probing with backward-shift deletion, allocated
+ * at the first entry (nothing before a tracer is there).
  */
-#define LIVE_SLOTS 65536		/* > CUPTI_SUB_LIVE_MAX / 0.75 */
-struct live_slot {
+#define TAB_SLOTS 65536			/* > CUPTI_SUB_LIVE_MAX / 0.75 */
+struct addr_slot {
 	uint64_t addr;			/* 0: empty */
-	uint64_t ts;
+	uint64_t a, bytes;
 };
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct live_slot *live_tab;
-static unsigned int live_n;
+struct addr_tab {
+	pthread_mutex_t lock;
+	struct addr_slot *slot;
+	unsigned int n;
+	uint64_t bytes;			/* of the entries */
+};
+static struct addr_tab live = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static struct addr_tab trips = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static unsigned int live_home(uint64_t addr)
+static unsigned int tab_home(uint64_t addr)
 {
-	return (unsigned int)((addr * 0x9e3779b97f4a7c15ull) >> 48) & (LIVE_SLOTS - 1);
+	return (unsigned int)((addr * 0x9e3779b97f4a7c15ull) >> 48) & (TAB_SLOTS - 1);
 }
 
-/* Remember addr allocated at ts; false when there is no room. */
-static bool live_put(uint64_t addr, uint64_t ts)
+/* The slot of addr, or the empty one where it would go; t->lock held. */
+static unsigned int tab_find(const struct addr_tab *t, uint64_t addr)
+{
+	unsigned int i;
+
+	for (i = tab_home(addr); t->slot[i].addr && t->slot[i].addr != addr; i = (i + 1) & (TAB_SLOTS - 1))
+		;
+	return i;
+}
+
+/* Remember addr with (a, bytes), over what it held; false: no room. */
+static bool tab_put(struct addr_tab *t, uint64_t addr, uint64_t a, uint64_t bytes)
 {
 	unsigned int i;
 	bool ok = false;
 
 	if (!addr)
 		return false;
-	pthread_mutex_lock(&live_lock);
-	if (!live_tab)
-		live_tab = calloc(LIVE_SLOTS, sizeof(*live_tab));
-	if (!live_tab)
+	pthread_mutex_lock(&t->lock);
+	if (!t->slot)
+		t->slot = calloc(TAB_SLOTS, sizeof(*t->slot));
+	if (!t->slot)
 		goto out;
-	for (i = live_home(addr); live_tab[i].addr && live_tab[i].addr != addr;
-	     i = (i + 1) & (LIVE_SLOTS - 1))
-		;
-	if (!live_tab[i].addr) {
-		if (live_n >= CUPTI_SUB_LIVE_MAX)
+	i = tab_find(t, addr);
+	if (!t->slot[i].addr) {
+		if (t->n >= CUPTI_SUB_LIVE_MAX)
 			goto out;
-		live_n++;
+		t->n++;
+	} else {
+		t->bytes -= t->slot[i].bytes;	/* the same address again */
 	}
-	live_tab[i].addr = addr;	/* the same address again: released unseen */
-	live_tab[i].ts = ts;
+	t->slot[i] = (struct addr_slot){ addr, a, bytes };
+	t->bytes += bytes;
 	ok = true;
 out:
-	pthread_mutex_unlock(&live_lock);
+	pthread_mutex_unlock(&t->lock);
 	return ok;
+}
+
+/* Take addr out: true with its (a, bytes), false if it is not there. */
+static bool tab_take(struct addr_tab *t, uint64_t addr, uint64_t *a, uint64_t *bytes)
+{
+	unsigned int i, j, h;
+	bool found = false;
+
+	pthread_mutex_lock(&t->lock);
+	if (!t->slot || !addr)
+		goto out;
+	i = tab_find(t, addr);
+	if (!t->slot[i].addr)
+		goto out;
+	found = true;
+	*a = t->slot[i].a;
+	*bytes = t->slot[i].bytes;
+	t->bytes -= t->slot[i].bytes;
+	t->n--;
+	/* shift back the entries after it that would no longer be found */
+	for (j = (i + 1) & (TAB_SLOTS - 1); t->slot[j].addr; j = (j + 1) & (TAB_SLOTS - 1)) {
+		h = tab_home(t->slot[j].addr);
+		if (((j - h) & (TAB_SLOTS - 1)) >= ((j - i) & (TAB_SLOTS - 1))) {
+			t->slot[i] = t->slot[j];
+			i = j;
+		}
+	}
+	t->slot[i].addr = 0;
+out:
+	pthread_mutex_unlock(&t->lock);
+	return found;
+}
+
+static uint64_t tab_bytes(struct addr_tab *t)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&t->lock);
+	v = t->bytes;
+	pthread_mutex_unlock(&t->lock);
+	return v;
+}
+
+static bool live_put(uint64_t addr, uint64_t ts, uint64_t bytes)
+{
+	return tab_put(&live, addr, ts, bytes);
 }
 
 /* When addr was allocated, forgetting it; BATCH_AGE_UNKNOWN if not known. */
 static uint64_t live_take(uint64_t addr)
 {
-	uint64_t ts = BATCH_AGE_UNKNOWN;
-	unsigned int i, j, h;
+	uint64_t ts, bytes;
 
-	pthread_mutex_lock(&live_lock);
-	if (!live_tab || !addr)
-		goto out;
-	for (i = live_home(addr); live_tab[i].addr && live_tab[i].addr != addr;
-	     i = (i + 1) & (LIVE_SLOTS - 1))
-		;
-	if (!live_tab[i].addr)
-		goto out;
-	ts = live_tab[i].ts;
-	live_n--;
-	/* shift back the entries after it that would no longer be found */
-	for (j = (i + 1) & (LIVE_SLOTS - 1); live_tab[j].addr; j = (j + 1) & (LIVE_SLOTS - 1)) {
-		h = live_home(live_tab[j].addr);
-		if (((j - h) & (LIVE_SLOTS - 1)) >= ((j - i) & (LIVE_SLOTS - 1))) {
-			live_tab[i] = live_tab[j];
-			i = j;
-		}
-	}
-	live_tab[i].addr = 0;
-out:
-	pthread_mutex_unlock(&live_lock);
-	return ts;
+	return tab_take(&live, addr, &ts, &bytes) ? ts : BATCH_AGE_UNKNOWN;
 }
 
 static void rec_memory(struct sub_thread *t, const cupti_sub_memory_rec *m)
@@ -743,7 +785,7 @@ static void rec_memory(struct sub_thread *t, const cupti_sub_memory_rec *m)
 		TH_ADD(t, rejected, 1);
 		return;
 	}
-	if (alloc && !live_put(addr, ts))
+	if (alloc && !live_put(addr, ts, bytes))
 		TH_ADD(t, mem_untracked, 1);
 	if (release && (alloc_ts = live_take(addr)) == BATCH_AGE_UNKNOWN)
 		TH_ADD(t, mem_unmatched, 1);
@@ -798,10 +840,13 @@ int cupti_sub_handle_record(const CUpti_Activity *rec)
 	}
 }
 
+static void trip_flush(void);
+
 int cupti_sub_flush_batch(void)
 {
 	struct sub_thread *t = sub_self;
 
+	trip_flush();		/* the copy bins too */
 	return t ? thread_flush(t) : 0;
 }
 
@@ -882,6 +927,7 @@ static struct {
 	bool atexit_set;		/* and the fork handler */
 	CUpti_SubscriberHandle handle;
 	uint64_t kinds;			/* the kinds CUPTI took at start */
+	bool copy_cbs;			/* the runtime's copy callbacks are on */
 	/* the flush thread */
 	pthread_mutex_t flock;
 	pthread_cond_t fcond;
@@ -919,6 +965,110 @@ static uint64_t sub_wanted(void)
 }
 
 /*
+ * Blocks that leave the device and come back.  CUPTI's copy records carry
+ * no addresses, so the runtime's copy entry points are watched too (the
+ * callback API, at entry): a device-to-host copy into a host buffer is a
+ * block out, remembered by that buffer's address; a host-to-device copy
+ * of the same size from a buffer remembered is the block back in, near
+ * when fewer bytes were copied out meanwhile than the process has in
+ * device memory (a pool twice the size would have kept it: the kernel's
+ * workingset test, in bytes), or than 64 such blocks where its
+ * allocations were not seen.  An engine that stages every block through
+ * one host buffer makes each swap-in a block back (it is one).  The bins
+ * of these go into one batch under trip_lock, handed over by the flush
+ * thread (the copying threads are the engine's own).
+ */
+static const CUpti_CallbackId sub_copy_cbids[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+};
+#define TRIP_POOL_BLOCKS 64
+static pthread_mutex_t trip_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct batch trip_batch;		/* under trip_lock */
+static uint64_t trip_out_bytes;		/* copied out so far, under trip_lock */
+
+/* Hand the copy bins over; trip_lock held. */
+static void trip_flush_locked(void)
+{
+	if (!trip_batch.n)
+		return;
+	ST_ADD(batches, 1);
+	ST_ADD(bins, trip_batch.n);
+	if (CS_GPU_HEARD(batch))
+		probe_batch(trip_batch.bin, trip_batch.n);
+	else
+		ST_ADD(batches_unheard, 1);
+	batch_clear(&trip_batch);
+}
+
+static void trip_flush(void)
+{
+	pthread_mutex_lock(&trip_lock);
+	trip_flush_locked();
+	pthread_mutex_unlock(&trip_lock);
+}
+
+static void trip_bin(uint8_t op, uint64_t ts, uint64_t bytes, bool near)
+{
+	pthread_mutex_lock(&trip_lock);
+	if (!batch_room(&trip_batch))
+		trip_flush_locked();
+	batch_swap(&trip_batch, op, ts, bytes, near);
+	pthread_mutex_unlock(&trip_lock);
+}
+
+static uint64_t CUPTIAPI sub_timestamp(void);
+
+void cupti_sub_handle_copy(void *dst, const void *src, size_t bytes, int kind)
+{
+	uint64_t now, at, was, out, pool;
+	bool near;
+
+	if (!CS_GPU_HEARD(batch) || !bytes || bytes > CS_GPU_MAX_BYTES)
+		return;
+	now = sub_timestamp();
+	if (kind == 2) {		/* cudaMemcpyDeviceToHost: the host side is dst */
+		pthread_mutex_lock(&trip_lock);
+		out = trip_out_bytes += bytes;
+		pthread_mutex_unlock(&trip_lock);
+		if (!tab_put(&trips, (uint64_t)(uintptr_t)dst, out, bytes))
+			ST_ADD(swap_untracked, 1);
+		ST_ADD(swap_outs, 1);
+		trip_bin(CS_GPU_SWAP_OUT, now, bytes, false);
+	} else if (kind == 1) {		/* cudaMemcpyHostToDevice: from src */
+		if (!tab_take(&trips, (uint64_t)(uintptr_t)src, &at, &was) || was != bytes)
+			return;
+		pthread_mutex_lock(&trip_lock);
+		out = trip_out_bytes - at;
+		pthread_mutex_unlock(&trip_lock);
+		pool = tab_bytes(&live);
+		near = out <= (pool ? pool : TRIP_POOL_BLOCKS * (uint64_t)bytes);
+		ST_ADD(swap_ins, 1);
+		if (near)
+			ST_ADD(swap_ins_near, 1);
+		trip_bin(CS_GPU_SWAP_IN, now, bytes, near);
+	}
+}
+
+/* The copy entry points' callbacks on or off, with the copy records; the
+ * subscription held. */
+static void sub_copy_callbacks(bool on)
+{
+	size_t i;
+	bool any = false;
+
+	if (on == sub.copy_cbs)
+		return;
+	for (i = 0; i < sizeof(sub_copy_cbids) / sizeof(sub_copy_cbids[0]); i++)
+		any |= cupti_api.EnableCallback(on, sub.handle, CUPTI_CB_DOMAIN_RUNTIME_API,
+						sub_copy_cbids[i]) == CUPTI_SUCCESS;
+	sub.copy_cbs = on && any;
+	__atomic_store_n(&st.copy_callbacks, sub.copy_cbs, __ATOMIC_RELAXED);
+}
+
+/*
  * Enable the kinds of want that CUPTI took at start and disable the rest:
  * CUPTI collects only what a tracer attached now reads.  Called by the
  * flush thread (switch: counted in collect_on, collect_off), and by start
@@ -948,6 +1098,7 @@ static void sub_collect(uint64_t want, bool counted)
 		ST_ADD(collect_off, 1);
 	__atomic_store_n(&st.collecting, now != 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&st.enabled_kinds, now, __ATOMIC_RELAXED);
+	sub_copy_callbacks((now & (1ull << CUPTI_ACTIVITY_KIND_MEMCPY)) != 0);
 }
 
 /* Zero the counters field by field, atomically: records may be handled
@@ -1016,14 +1167,35 @@ static void CUPTIAPI sub_buffer_completed(CUcontext ctx, uint32_t stream,
 }
 
 /* The subscription only claims CUPTI; no callback domain is enabled. */
+/* The runtime's copies, at their entry: what the copy records do not say
+ * (the addresses).  The four entry points' parameters begin alike. */
 static void CUPTIAPI sub_callback(void *userdata, CUpti_CallbackDomain domain,
 				  CUpti_CallbackId cbid, const void *data)
 {
+	const CUpti_CallbackData *cb = data;
+	const cudaMemcpy_v3020_params *p;
+
 	(void)userdata;
-	(void)domain;
-	(void)cbid;
-	(void)data;
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || !cb || cb->callbackSite != CUPTI_API_ENTER)
+		return;
+	switch (cbid) {
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
+		p = cb->functionParams;
+		if (p)
+			cupti_sub_handle_copy(p->dst, p->src, p->count, (int)p->kind);
+		break;
+	default:
+		break;
+	}
 }
+
+_Static_assert(offsetof(cudaMemcpyAsync_v3020_params, kind) == offsetof(cudaMemcpy_v3020_params, kind) &&
+	       offsetof(cudaMemcpy_ptds_v7000_params, kind) == offsetof(cudaMemcpy_v3020_params, kind) &&
+	       offsetof(cudaMemcpyAsync_ptsz_v7000_params, kind) == offsetof(cudaMemcpy_v3020_params, kind),
+	       "the copy entry points' parameters begin alike");
 
 static void *sub_flush_main(void *arg)
 {
@@ -1047,6 +1219,7 @@ static void *sub_flush_main(void *arg)
 			break;
 		pthread_mutex_unlock(&sub.flock);
 		sub_collect(sub_wanted(), true);
+		trip_flush();
 		if (__atomic_load_n(&st.collecting, __ATOMIC_RELAXED) &&
 		    cupti_api.ActivityFlushAll(0) == CUPTI_SUCCESS)
 			ST_ADD(flushes, 1);
@@ -1219,6 +1392,7 @@ static int sub_attach(char *why, size_t len)
 			  __ATOMIC_RELAXED);
 	sub_enable_optional();
 	sub.kinds = __atomic_load_n(&st.enabled_kinds, __ATOMIC_RELAXED);
+	sub_copy_callbacks((sub.kinds & (1ull << CUPTI_ACTIVITY_KIND_MEMCPY)) != 0);
 	__atomic_store_n(&st.collecting, 1, __ATOMIC_RELAXED);
 	return 0;
 cleanup:
@@ -1236,6 +1410,8 @@ static int sub_stop_locked(void)
 	sub_flusher_stop();
 	if (cupti_api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		err = -EIO;
+	sub_copy_callbacks(false);
+	trip_flush();
 	sub_disable_kinds();
 	__atomic_store_n(&st.collecting, 0, __ATOMIC_RELAXED);
 	cupti_api.Unsubscribe(sub.handle);
@@ -1294,7 +1470,9 @@ static void sub_atexit(void)
 static void sub_atfork_child(void)
 {
 	pthread_mutex_init(&sub.lock, NULL);
-	pthread_mutex_init(&live_lock, NULL);
+	pthread_mutex_init(&live.lock, NULL);
+	pthread_mutex_init(&trip_lock, NULL);
+	pthread_mutex_init(&trips.lock, NULL);
 	pthread_mutex_init(&sub.flock, NULL);
 	pthread_mutex_init(&kv_lock, NULL);
 	if (sub_self) {

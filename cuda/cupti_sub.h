@@ -166,6 +166,12 @@ struct cupti_sub_stats {
 	 * how old its allocation was (CUPTI_SUB_LIVE_MAX of them) */
 	uint64_t mem_untracked;		/* allocations not remembered: table full */
 	uint64_t mem_unmatched;		/* releases of nothing remembered */
+	/* blocks out of the device and back (cupti_sub_handle_copy) */
+	uint64_t copy_callbacks;	/* 1 while the copy callbacks are on */
+	uint64_t swap_outs;		/* device-to-host copies, by host buffer */
+	uint64_t swap_ins;		/* host-to-device from such a buffer */
+	uint64_t swap_ins_near;		/* of those, within a pool's worth */
+	uint64_t swap_untracked;	/* copies out not remembered: table full */
 };
 
 /* live device allocations remembered per process (16 bytes each) */
@@ -214,11 +220,22 @@ CUPTI_SUB_API int cupti_sub_stop(void);
 CUPTI_SUB_API int cupti_sub_handle_record(const CUpti_Activity *rec);
 
 /*
- * Hand the calling thread's batch to the batch probe (when a tracer is
- * attached to it; counted in batches_unheard otherwise) and start another.
+ * Hand the calling thread's batch, and the copy batch
+ * (cupti_sub_handle_copy), to the batch probe (when a tracer is attached
+ * to it; counted in batches_unheard otherwise) and start another.
  * A full batch is handed over by itself.  Returns the number of bins.
  */
 CUPTI_SUB_API int cupti_sub_flush_batch(void);
+
+/*
+ * A runtime copy of bytes from src to dst of cudaMemcpyKind kind, at its
+ * entry (the library's CUPTI callback calls it; so may an emulation): a
+ * device-to-host copy is a block out, remembered by its host buffer, and
+ * a host-to-device copy of the same size from such a buffer a block back
+ * in.  Binned into the copy batch the flush thread hands over; nothing
+ * while no tracer listens to the batch probe.
+ */
+CUPTI_SUB_API void cupti_sub_handle_copy(void *dst, const void *src, size_t bytes, int kind);
 
 /*
  * Walk a completed buffer with cuptiActivityGetNextRecord, handle each

@@ -318,6 +318,20 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	bool again = repeat >= t[R_THRASH_MIN_REPEAT_SHARE];
 	bool back = again && (!known || near);
 
+	/* device memory: blocks copied out and back in (CUPTI's callbacks);
+	 * "again" is back within a pool's worth of copies out */
+	if (dom == DOM_GPU) {
+		bool lasts = row->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
+			     row->refault_span_s >= t[R_THRASH_MIN_SPAN_S] &&
+			     row->refault_quiet_s <= t[R_THRASH_MAX_QUIET_S];
+
+		snprintf(reason, n, "%s: %s %llu copies out of device memory and %llu blocks back in from where they went; %llu back over %.1f s, %.0f%% of them within a pool's worth of copies out (%.1f MiB of device memory)%s",
+			 lasts && again ? "thrash" : "normal", key, (unsigned long long)s->page_dels,
+			 (unsigned long long)s->refault_pages, (unsigned long long)row->recent_refault_pages,
+			 row->refault_span_s, 100 * repeat, row->live_bytes / 1048576.0,
+			 lasts && again ? "" : again ? ": not sustained" : ": from far, each once");
+		return lasts && again ? LABEL_THRASH : LABEL_NORMAL;
+	}
 	if (row->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
 	    row->refault_span_s >= t[R_THRASH_MIN_SPAN_S] &&
 	    row->refault_quiet_s <= t[R_THRASH_MAX_QUIET_S] && back) {

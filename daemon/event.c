@@ -30,7 +30,7 @@ int event_decode(const void *data, size_t size, struct cs_event *out)
 			return -EINVAL;
 		break;
 	case CS_EV_GPU:
-		if (e.gpu.op < CS_GPU_KERNEL || e.gpu.op > CS_GPU_DROPPED)
+		if (e.gpu.op < CS_GPU_KERNEL || e.gpu.op > CS_GPU_OP_LAST)
 			return -EINVAL;
 		break;
 	default:

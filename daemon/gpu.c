@@ -35,6 +35,21 @@ void gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e)
 		/* its age cohort: the leak test's old population */
 		history_cohort_add_n(&a->oh->age, e->ts_ns, 1, n);
 		break;
+	case CS_GPU_SWAP_OUT:
+		/* blocks out of device memory: its evictions */
+		s->page_dels += n;
+		a->total_page_dels += n;
+		break;
+	case CS_GPU_SWAP_IN:
+		/* and back: each a refault, near ones within a pool's worth */
+		s->page_adds += n;
+		s->refaults += n;
+		s->refault_pages += n;
+		if (e->gpu.kind == CS_GPU_NEAR)
+			s->repeat_pages += n;
+		a->total_page_adds += n;
+		a->total_refaults += n;
+		break;
 	case CS_GPU_RELEASE:
 		s->frees += n;
 		s->same_cpu_frees += n;	/* device memory: no CPU to be remote from */

@@ -74,6 +74,13 @@ unsigned int usdt_check(const struct cs_event *e)
 		if (e->gpu.kind)
 			return REJ_GPU_KIND;
 		return e->gpu.busy_ns ? REJ_GPU_TIME : REJ_NONE;
+	case CS_GPU_SWAP_OUT:
+	case CS_GPU_SWAP_IN:
+		if (e->gpu.bytes > GPU_MAX_BYTES)
+			return REJ_GPU_BYTES;
+		if (e->gpu.kind > (e->gpu.op == CS_GPU_SWAP_IN ? CS_GPU_NEAR : 0))
+			return REJ_GPU_KIND;
+		return e->gpu.busy_ns || e->gpu.size ? REJ_GPU_TIME : REJ_NONE;
 	case CS_GPU_DROPPED:
 		if (e->gpu.bytes > GPU_MAX_DROPPED)
 			return REJ_GPU_BYTES;

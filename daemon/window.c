@@ -811,6 +811,7 @@ static int add_gpu(struct wtable *wt, const struct cs_event *e)
 	}
 	g.gpu.busy_ns = busy;
 	if (end <= start || e->gpu.op == CS_GPU_ALLOC || e->gpu.op == CS_GPU_RELEASE ||
+	    e->gpu.op == CS_GPU_SWAP_OUT || e->gpu.op == CS_GPU_SWAP_IN ||
 	    wtable_window_of(wt, end - 1) == wtable_window_of(wt, start))
 		return add_event(wt, &g);
 	wt->st.gpu_split++;

@@ -125,6 +125,26 @@ static void thrashing_file(void)
 	row.refault_span_s = 3.2;
 }
 
+/* Device memory's blocks out and back (CUPTI's copy callbacks): back within
+ * a pool's worth for seconds is GPU KV thrash, in its own words; blocks
+ * back only from far, or not for long, are not. */
+static void classify__gpu_blocks_back_within_a_pool__thrash_in_its_words(void **state)
+{
+	(void)state;
+	thrashing_file();
+	slot.page_dels = 600;
+	row.live_bytes = 64ll << 20;
+	assert_int_equal(label(DOM_GPU, "gpu-memory"), LABEL_THRASH);
+	assert_string_equal(reason, "thrash: gpu-memory 600 copies out of device memory and 500 blocks back in from where they went; 9000 back over 3.2 s, 80% of them within a pool's worth of copies out (64.0 MiB of device memory)");
+	row.recent_repeat_pages = 100;		/* from far: a pool turned over */
+	assert_int_equal(label(DOM_GPU, "gpu-memory"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "1% of them within a pool's worth of copies out (64.0 MiB of device memory): from far, each once"));
+	thrashing_file();
+	row.refault_span_s = 0.1;		/* a burst */
+	assert_int_equal(label(DOM_GPU, "gpu-memory"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, ": not sustained"));
+}
+
 static void classify__refaults_repeat_for_seconds__thrash_with_numbers(void **state)
 {
 	(void)state;
@@ -704,6 +724,7 @@ int main(void)
 		cmocka_unit_test_setup(classify__several_rules_hold__refault_thrash_first, setup),
 		cmocka_unit_test_setup(classify__anomaly_of_a_gpu_process__reason_carries_gpu_work, setup),
 		cmocka_unit_test_setup(classify__gpu_memory_rise__leak_only_past_the_start_up, setup),
+		cmocka_unit_test_setup(classify__gpu_blocks_back_within_a_pool__thrash_in_its_words, setup),
 		cmocka_unit_test_setup(rules_set__known_and_unknown_names__applied_or_rejected, setup),
 		cmocka_unit_test_setup(rules_load__file_with_comments__applied_and_bad_line_named, setup),
 		cmocka_unit_test_setup(rules_load__long_comment_line__one_line, setup),

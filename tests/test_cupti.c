@@ -801,6 +801,7 @@ static struct {
 	int in_subscribe;
 	CUpti_BuffersCallbackRequestFunc requested;
 	CUpti_BuffersCallbackCompleteFunc completed;
+	int copy_callbacks;		/* runtime copy callbacks enabled */
 } mock;
 
 void *__wrap_dlopen(const char *file, int mode);
@@ -837,6 +838,18 @@ CUptiResult CUPTIAPI __wrap_cuptiSubscribe_v2(CUpti_SubscriberHandle *h,
 		mock.subscribes++;
 	snprintf(mock.holder, sizeof(mock.holder), "%s", p->subscriberName);
 	*h = (CUpti_SubscriberHandle)&mock;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI __wrap_cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle h,
+						 CUpti_CallbackDomain d, CUpti_CallbackId cbid);
+CUptiResult CUPTIAPI __wrap_cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle h,
+						 CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	(void)h;
+	(void)cbid;
+	if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
+		mock.copy_callbacks += on ? 1 : -1;
 	return CUPTI_SUCCESS;
 }
 
@@ -962,6 +975,9 @@ static void start__driver_present__enables_kinds_and_flushes(void **state)
 	assert_int_equal(mock.enabled, want);
 	assert_int_equal(stats().enabled_kinds, BATCH_KINDS);
 	assert_int_equal(mock.disabled, want & ~BATCH_KINDS);
+	/* the runtime's four copy entry points, with the copy records */
+	assert_int_equal(mock.copy_callbacks, 4);
+	assert_int_equal(stats().copy_callbacks, 1);
 	assert_int_equal(cupti_sub_reset(), -EBUSY);
 	for (i = 0; i < 200 && __atomic_load_n(&mock.flush0, __ATOMIC_SEQ_CST) < 3; i++)
 		sleep_ms(5);
@@ -971,6 +987,7 @@ static void start__driver_present__enables_kinds_and_flushes(void **state)
 	assert_int_equal(mock.flush_forced, 1);
 	assert_int_equal(mock.disabled, want);
 	assert_int_equal(mock.unsubscribes, 1);
+	assert_int_equal(mock.copy_callbacks, 0);
 	assert_true(stats().flushes >= 3);
 	i = mock.flush0;
 	sleep_ms(30);
@@ -1675,6 +1692,58 @@ static void batch_mem__releases__one_bin_per_allocation_age(void **state)
 	assert_int_equal(b.bin[2].start, 9 * MS);
 }
 
+/* A block copied out to a host buffer and back in from it is a swap-in,
+ * near when fewer bytes went out meanwhile than a pool's worth (here, with
+ * no allocation seen, 64 blocks); a copy in from elsewhere, or of another
+ * size, is none. */
+static void copy__out_and_back__swap_in_near_or_far(void **state)
+{
+	static char host[100][64];
+	const struct cs_gpu_bin *x;
+	struct cupti_sub_stats st;
+	unsigned int i, j, out = 0, in = 0, near = 0, far = 0;
+	char dev[64] = "";
+
+	(void)state;
+	cupti_sub_handle_copy(host[0], dev, 64, 2);		/* out, to host[0] */
+	cupti_sub_handle_copy(dev, host[0], 64, 1);		/* and back: near */
+	cupti_sub_handle_copy(dev, host[1], 64, 1);		/* never out: nothing */
+	cupti_sub_handle_copy(host[1], dev, 64, 2);
+	cupti_sub_handle_copy(dev, host[1], 32, 1);		/* not that block */
+	cupti_sub_handle_copy(host[2], dev, 64, 2);		/* out, then 97 more */
+	for (i = 3; i < 100; i++)
+		cupti_sub_handle_copy(host[i], dev, 64, 2);
+	cupti_sub_handle_copy(dev, host[2], 64, 1);		/* back from far */
+	cupti_sub_handle_copy(dev, host[99], 64, 1);		/* back at once */
+	cupti_sub_flush_batch();
+	for (i = 0; i < emitted.batches && i < EMITTED_MAX; i++)
+		for (j = 0; j < emitted.n[i]; j++) {
+			x = &emitted.bin[i][j];
+			if (x->op == CS_GPU_SWAP_OUT)
+				out += x->count;
+			else if (x->op == CS_GPU_SWAP_IN && x->kind == CS_GPU_NEAR)
+				near += x->count;
+			else if (x->op == CS_GPU_SWAP_IN)
+				far += x->count;
+			in += x->op == CS_GPU_SWAP_IN ? x->count : 0;
+		}
+	assert_int_equal(out, 100);
+	assert_int_equal(in, 3);
+	assert_int_equal(near, 2);
+	assert_int_equal(far, 1);
+	st = stats();
+	assert_int_equal(st.swap_outs, 100);
+	assert_int_equal(st.swap_ins, 3);
+	assert_int_equal(st.swap_ins_near, 2);
+	/* nobody listening: nothing remembered, nothing binned */
+	listen(NULL);
+	memset(&emitted, 0, sizeof(emitted));
+	cupti_sub_handle_copy(host[0], dev, 64, 2);
+	cupti_sub_flush_batch();
+	assert_int_equal(emitted.batches, 0);
+	assert_int_equal(stats().swap_outs, 100);
+}
+
 /* The handler remembers each allocation by address: its release's bin
  * carries its age, a release of memory it never saw allocated says so and
  * is counted, and an address allocated again after release is new. */
@@ -1965,6 +2034,7 @@ int main(void)
 		T(batch_mem__sizes__one_bin_per_size),
 		T(batch_mem__releases__one_bin_per_allocation_age),
 		B(memory__release_after_alloc__bin_carries_age),
+		B(copy__out_and_back__swap_in_near_or_far),
 		T(batch_run__bin_at_count_limit__another_bin),
 		T(batch_room__many_classes__bounded),
 		B(handle_record__batch_heard__bins_sum_to_counters),

@@ -619,7 +619,7 @@ static void gpu_bundle__unpacked_in_private_folder__device_check_passes_emulated
 				fail_msg("%s takes %s from the machine, not the bundle", progs[i], line);
 		}
 	}
-	snprintf(cmd, sizeof(cmd), "'%s/cachescope-gpu/device-check.sh' --emulate --secs 30 2>&1", home);
+	snprintf(cmd, sizeof(cmd), "'%s/cachescope-gpu/device-check.sh' --emulate --secs 20 2>&1", home);
 	n = run_cmd(cmd, out, 1 << 16);
 	if (n || !strstr(out, "device-check: ran through the emulation: it has not run on a GPU"))
 		fail_msg("device-check.sh exited %d:\n%s", n, out);
@@ -627,6 +627,7 @@ static void gpu_bundle__unpacked_in_private_folder__device_check_passes_emulated
 	assert_non_null(strstr(out, "ok    known    kernels: knownwork 400, the daemon 400"));
 	assert_non_null(strstr(out, "ok    check    as nobody: "));
 	assert_non_null(strstr(out, "ok    thrash   GPU KV thrash labelled on kv-pool-gpu"));
+	assert_non_null(strstr(out, "ok    unmod    blocks back in through CUPTI's copy callbacks: "));
 	free(out);
 }
 

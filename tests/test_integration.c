@@ -410,7 +410,7 @@ static void gpu__forged_cupti_values_in_batches__kept_out_by_library(void **stat
  * grows for its first 3 s and stays is never a leak; memory allocated all
  * along and never released is, once past the start-up, with its reason.
  */
-static void gpu_memory_run(void **state, const char *mode, struct table *t, long *pid,
+static void gpu_memory_run(void **state, const char *mode, int secs, struct table *t, long *pid,
 			   unsigned long *kept)
 {
 	unsigned long allocs, releases, live;
@@ -420,9 +420,9 @@ static void gpu_memory_run(void **state, const char *mode, struct table *t, long
 
 	need_root(state);
 	cupti_lib(state, lib, sizeof(lib));
-	*pid = run_beside(&d, mode, 14, (const char *const[]){ "--gpu-lib", lib, NULL }, t, out,
-			  sizeof(out), "CUDA_INJECTION64_PATH='%s' '%s/tests/gpu/gpumem_emu' %s 12",
-			  lib, build, mode);
+	*pid = run_beside(&d, mode, secs + 2, (const char *const[]){ "--gpu-lib", lib, NULL }, t, out,
+			  sizeof(out), "CUDA_INJECTION64_PATH='%s' '%s/tests/gpu/gpumem_emu' %s %d",
+			  lib, build, mode, secs);
 	assert_non_null(p = strstr(out, "gpumem: "));
 	assert_int_equal(sscanf(p + strlen("gpumem: ") + strlen(mode), " allocs %lu releases %lu live %lu",
 				&allocs, &releases, &live), 3);
@@ -441,7 +441,7 @@ static void gpu__caching_allocator_warm_up__not_a_leak(void **state)
 	long pid;
 	int r, rows = 0;
 
-	gpu_memory_run(state, "pool", &t, &pid, &kept);
+	gpu_memory_run(state, "pool", 12, &t, &pid, &kept);
 	for (r = 0; r < t.nrows; r++)
 		rows += !strcmp(cell(&t, r, "key"), "gpu-memory") && atol(cell(&t, r, "tgid")) == pid;
 	assert_true(rows > 50);
@@ -457,7 +457,7 @@ static void gpu__memory_never_released__leak_past_the_start_up(void **state)
 	long pid;
 	int r;
 
-	gpu_memory_run(state, "leak", &t, &pid, &kept);
+	gpu_memory_run(state, "leak", 12, &t, &pid, &kept);
 	assert_true(kept >= 100);
 	assert_true(rows_labelled(&t, "gpu-memory", pid, "leak") > 0);
 	for (r = 0; r < t.nrows && !why; r++)
@@ -468,6 +468,51 @@ static void gpu__memory_never_released__leak_past_the_start_up(void **state)
 	assert_non_null(strstr(why, "leak: gpu-memory "));
 	assert_non_null(strstr(why, " past the start-up; "));
 	assert_non_null(strstr(why, " MiB live"));
+}
+
+/*
+ * KV blocks of an engine seen through CUPTI alone: its copies at the
+ * runtime's entry points say which host buffer a block went to and came
+ * back from.  Blocks preempted and back within a pool's worth are GPU KV
+ * thrash, with the evidence; blocks back only after the pool turned over
+ * many times, and copies out that never come back, are not.
+ */
+static const char *gpu_memory_reason(const struct table *t, long pid, const char *label)
+{
+	int r;
+
+	for (r = 0; r < t->nrows; r++)
+		if (!strcmp(cell(t, r, "key"), "gpu-memory") && atol(cell(t, r, "tgid")) == pid &&
+		    !strcmp(cell(t, r, "label"), label))
+			return cell(t, r, "reason");
+	return NULL;
+}
+
+static void gpu__blocks_out_and_back__thrash_only_within_a_pool(void **state)
+{
+	unsigned long kept;
+	const char *why;
+	struct table t;
+	long pid;
+
+	gpu_memory_run(state, "swap", 5, &t, &pid, &kept);
+	assert_true(rows_labelled(&t, "gpu-memory", pid, "thrash") > 0);
+	assert_non_null(why = gpu_memory_reason(&t, pid, "thrash"));
+	assert_non_null(strstr(why, "thrash: gpu-memory "));
+	assert_non_null(strstr(why, " copies out of device memory and "));
+	assert_non_null(strstr(why, " blocks back in from where they went; "));
+	assert_non_null(strstr(why, "100% of them within a pool's worth of copies out"));
+	/* no probes of its own: nothing but CUPTI saw its pool */
+	assert_int_equal(rows_labelled(&t, "kv-pool-gpu", pid, "thrash"), 0);
+
+	gpu_memory_run(state, "far", 5, &t, &pid, &kept);
+	assert_int_equal(rows_labelled(&t, "gpu-memory", pid, "thrash"), 0);
+	assert_non_null(why = gpu_memory_reason(&t, pid, "normal"));
+	assert_true(sum(&t, "gpu-memory", pid, "refault_pages") > 100);
+
+	gpu_memory_run(state, "offload", 5, &t, &pid, &kept);
+	assert_int_equal(rows_labelled(&t, "gpu-memory", pid, "thrash"), 0);
+	assert_int_equal(sum(&t, "gpu-memory", pid, "refault_pages"), 0);
 }
 
 static void cuda_backend__on_host__logits_equal_cpu_across_swap(void **state)
@@ -1230,6 +1275,7 @@ int main(void)
 		cmocka_unit_test(gpu__knownwork_emulated__exact_counts_under_daemon),
 		cmocka_unit_test(gpu__caching_allocator_warm_up__not_a_leak),
 		cmocka_unit_test(gpu__memory_never_released__leak_past_the_start_up),
+		cmocka_unit_test(gpu__blocks_out_and_back__thrash_only_within_a_pool),
 		cmocka_unit_test(errors__bad_input__one_line_and_nonzero_exit),
 		cmocka_unit_test(errors__cuda_backend_without_gpu__one_line_and_daemon_fails),
 		cmocka_unit_test(errors__not_root__one_line_naming_cause),

@@ -29,7 +29,7 @@ static void check(bool ok)
 }
 
 struct sums {
-	uint64_t count[8], busy[8], bytes[8];
+	uint64_t count[CS_GPU_OP_LAST + 1], busy[CS_GPU_OP_LAST + 1], bytes[CS_GPU_OP_LAST + 1];
 	uint64_t ages;		/* releases: the allocations' ages, to the slice */
 };
 
@@ -54,13 +54,14 @@ static void take(const struct batch *b, struct sums *got)
 		e.gpu.op = x->op;
 		check(usdt_check(&e) == REJ_NONE);
 		check(x->op == CS_GPU_DROPPED || x->end > x->start);
-		got->count[x->op & 7] += x->count;
+		check(x->op >= CS_GPU_KERNEL && x->op <= CS_GPU_OP_LAST);
+		got->count[x->op] += x->count;
 		/* a release's busy_ns is its allocations' age: summed by age */
 		if (x->op == CS_GPU_RELEASE && x->kind == CS_GPU_AGE_KNOWN)
 			got->ages += (uint64_t)x->count * x->busy_ns;
 		else
-			got->busy[x->op & 7] += x->busy_ns;
-		got->bytes[x->op & 7] += x->bytes;
+			got->busy[x->op] += x->busy_ns;
+		got->bytes[x->op] += x->bytes;
 	}
 }
 
@@ -100,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			take(&b, &got);
 			batch_clear(&b);
 		}
-		op = (uint8_t)(CS_GPU_KERNEL + (sel & 7) % 6);
+		op = (uint8_t)(CS_GPU_KERNEL + (sel & 7));	/* all CS_GPU_OP_LAST */
 		switch (op) {
 		case CS_GPU_KERNEL:
 		case CS_GPU_KV_KERNEL:
@@ -124,6 +125,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				want.ages += start / CS_GPU_BIN_NS * CS_GPU_BIN_NS -
 					     (start - (len < start ? len : start)) / CS_GPU_BIN_NS * CS_GPU_BIN_NS;
 			break;
+		case CS_GPU_SWAP_OUT:
+		case CS_GPU_SWAP_IN:
+			batch_swap(&b, op, start, bytes, sel & 0x10);
+			want.count[op]++;
+			want.bytes[op] += bytes;
+			break;
 		default:
 			batch_dropped(&b, bytes);
 			want.bytes[op] += bytes < CS_GPU_MAX_DROPPED ? bytes : CS_GPU_MAX_DROPPED;
@@ -131,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	take(&b, &got);
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i <= CS_GPU_OP_LAST; i++) {
 		check(got.count[i] == want.count[i]);
 		check(got.busy[i] == want.busy[i]);
 		check(got.bytes[i] == want.bytes[i]);

@@ -204,8 +204,8 @@ static void fold_record(struct cs_event *e, uint64_t *clock_ns, uint64_t window_
 			e->kv.op = CS_KV_USE + e->kv.op % 5;
 		break;
 	case CS_EV_GPU:
-		if (e->gpu.op < CS_GPU_KERNEL || e->gpu.op > CS_GPU_DROPPED)
-			e->gpu.op = (uint8_t)(CS_GPU_KERNEL + e->gpu.op % 6);
+		if (e->gpu.op < CS_GPU_KERNEL || e->gpu.op > CS_GPU_OP_LAST)
+			e->gpu.op = (uint8_t)(CS_GPU_KERNEL + e->gpu.op % CS_GPU_OP_LAST);
 		e->tgid %= GPU_TGIDS;
 		break;
 	}

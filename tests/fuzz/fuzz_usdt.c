@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&d1, data + 20, 4);
 		if (data[0] & 1) {
 			e.type = CS_EV_GPU;
-			e.gpu.op = (uint8_t)(CS_GPU_KERNEL + ((data[0] >> 1) & 7) % 6);
+			e.gpu.op = (uint8_t)(CS_GPU_KERNEL + ((data[0] >> 1) & 7) % CS_GPU_OP_LAST);
 			e.gpu.kind = (uint16_t)u32;
 			e.gpu.bytes = u64;
 			e.gpu.start = d0;

@@ -31,6 +31,9 @@
 #              rows, KV kernels, the pool on the GPU, no record dropped by
 #              CUPTI or the rings, the phase labelled as expected (thrash:
 #              GPU KV thrash on kv-pool-gpu, the swapped blocks' bytes seen)
+#   unmod      kvref --scenario thrash --no-probes beside the daemon: an
+#              engine with no probes of its own; its blocks back in through
+#              CUPTI's copy callbacks, GPU KV thrash on gpu-memory
 #
 # Exit 0 when every step passed, 1 when one failed, 2 when nothing could run.
 # shellcheck disable=SC2154  # (the CSV facts are assigned by eval)
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--emulate) emulate=1 ;;
 	--secs) secs=${2:-}; [ -n "$secs" ] || secs=none; shift ;;
-	-h | --help) sed -n '4,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '4,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "device-check: unknown argument '$1' (--emulate, --secs N)" >&2; exit 2 ;;
 	esac
 	shift
@@ -200,7 +203,7 @@ rows = [r for r in csv.DictReader(open(sys.argv[1]))
 def total(key, col):
     return sum(int(r[col] or 0) for r in rows if r["key"] == key)
 print("kernels=%d kv_kernels=%d kv_kernel_ns=%d copy_in=%d copy_out=%d allocs=%d frees=%d "
-      "pool_gpu_rows=%d pool_thrash=%d anomalous=%d joined=%d" % (
+      "pool_gpu_rows=%d pool_thrash=%d anomalous=%d joined=%d kv_out_pages=%d kv_in_pages=%d" % (
       total("gpu-kernels", "gpu_kernels"), total("gpu-kv-kernels", "gpu_kernels"),
       total("gpu-kv-kernels", "gpu_kernel_ns"),
       total("gpu-memory", "gpu_copy_in_bytes"), total("gpu-memory", "gpu_copy_out_bytes"),
@@ -208,7 +211,8 @@ print("kernels=%d kv_kernels=%d kv_kernel_ns=%d copy_in=%d copy_out=%d allocs=%d
       sum(1 for r in rows if r["key"] == "kv-pool-gpu"),
       sum(1 for r in rows if r["key"] == "kv-pool-gpu" and r["label"] == "thrash"),
       sum(1 for r in rows if r["label"] not in ("", "normal")),
-      sum(1 for r in rows if r["domain"] != "gpu" and int(r["tgid_gpu_kernel_ns"] or 0) > 0)))
+      sum(1 for r in rows if r["domain"] != "gpu" and int(r["tgid_gpu_kernel_ns"] or 0) > 0),
+      total("kv-pool-gpu", "page_dels"), total("kv-pool-gpu", "refault_pages")))
 EOF
 }
 # summary FILE FIELD: a number from the daemon's summary lines
@@ -290,6 +294,12 @@ scenario() {
 		read -r so si <<EOF_SWAP
 $(grep -oE '^phase thrash .*swap out [0-9]+ in [0-9]+' "$out" | grep -oE 'swap out [0-9]+ in [0-9]+' | tr -cs '0-9' ' ')
 EOF_SWAP
+		# kvref's report comes only if it finished in time (a request
+		# takes seconds emulated); its probes' count then: 18 pages a block
+		if [ -z "${so:-}" ]; then
+			so=$((kv_out_pages * 4096 / 73728))
+			si=$((kv_in_pages * 4096 / 73728))
+		fi
 		check thrash "GPU KV thrash labelled on kv-pool-gpu: $pool_thrash rows" test "$pool_thrash" -gt 0
 		# every swap copies one block (the default model's: 6 layers x K,V x
 		# 16 tokens x 96 floats x 4 B = 73728 B); other copies only add
@@ -300,6 +310,54 @@ EOF_SWAP
 }
 scenario normal
 scenario thrash
+
+# ---- unmodified: kvref's thrash with none of its probes, beside the daemon:
+# what CUPTI alone sees of an engine nobody here wrote ----
+unmodified() {
+	local sock=$W/un.sock csv=$OUTDIR/unmodified.csv out=$OUTDIR/unmodified.out dpid rc pid f swaps
+	"$W/cachescoped" --duration $((secs + 15)) --csv "$csv" --socket "$sock" --top 0 --gpu-lib "$LIB" \
+		>"$out" 2>&1 &
+	dpid=$!
+	for _ in $(seq 150); do
+		"$W/cachescope" --socket "$sock" status >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	CUDA_INJECTION64_PATH=$LIB "$W/kvref" --backend cuda --cuda-lib "$BACKEND" --scenario thrash \
+		--duration "$secs" --no-probes -q >"$OUTDIR/unmodified-kvref.txt" 2>&1 &
+	pid=$!
+	wait $pid
+	rc=$?
+	sleep 1.5
+	kill -INT $dpid
+	wait $dpid
+	if [ "$rc" != 0 ] || [ -z "$PY" ]; then
+		line FAIL unmod "kvref --no-probes exited $rc: $(tail -1 "$OUTDIR/unmodified-kvref.txt")"
+		return
+	fi
+	f=$("$PY" - "$csv" "$pid" <<'EOF'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["tgid"] == sys.argv[2]]
+mem = [r for r in rows if r["key"] == "gpu-memory"]
+print("kv_rows=%d back=%d thrash=%d kernels=%d" % (
+      sum(1 for r in rows if r["domain"] == "kv"),
+      sum(int(r["refault_pages"] or 0) for r in mem),
+      sum(1 for r in mem if r["label"] == "thrash"),
+      sum(int(r["gpu_kernels"] or 0) for r in rows if r["key"] == "gpu-kernels")))
+EOF
+) || { line FAIL unmod "cannot read $csv"; return; }
+	eval "$f"
+	swaps=$(grep -oE 'swap out [0-9]+ in [0-9]+' "$OUTDIR/unmodified-kvref.txt" | head -1)
+	check unmod "no probe of kvref's reached: $kv_rows kv rows; CUPTI: $kernels kernels" \
+		test "$kv_rows" = 0 -a "$kernels" -gt 0
+	check unmod "blocks back in through CUPTI's copy callbacks: $back (kvref: ${swaps:-no report})" \
+		test "$back" -gt 0
+	if [ -n "$emulate" ]; then
+		line skip unmod "GPU KV thrash on gpu-memory: $thrash rows (emulated kvref swaps about a block a second, too few to sustain the label; tests/gpu/gpumem.cu swap is the emulated test of it)"
+	else
+		check unmod "GPU KV thrash labelled on gpu-memory: $thrash rows" test "$thrash" -gt 0
+	fi
+}
+unmodified
 
 if [ -n "$emulate" ]; then
 	echo "device-check: ran through the emulation: it has not run on a GPU"

@@ -10,7 +10,9 @@
  * does.  Each emulated kernel launch becomes a CUpti_ActivityKernel10, each
  * copy a CUpti_ActivityMemcpy6, each device allocation and release a
  * CUpti_ActivityMemory4, timed on CLOCK_MONOTONIC around the host work that
- * stands for it (the library's timestamp callback gives CUPTI that clock).
+ * stands for it (the library's timestamp callback gives CUPTI that clock);
+ * each copy is also shown, at its entry, to the library's runtime callback
+ * (cupti_sub_handle_copy), as CUPTI's callback API would.
  * CUPTI hands over a buffer when its flush period or the buffer's room ends;
  * here a thread's records are handed over every EMU_FLUSH_NS of its work,
  * and at its exit.  Without CUDA_INJECTION64_PATH nothing is recorded, as a
@@ -31,10 +33,12 @@
 
 typedef int (*handle_fn)(const CUpti_Activity *rec);
 typedef int (*flush_fn)(void);
+typedef void (*copy_fn)(void *dst, const void *src, size_t bytes, int kind);
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static handle_fn handle;
 static flush_fn flush;
+static copy_fn copy_api;	/* the library's runtime-callback side */
 static unsigned int correlation;	/* as the driver numbers API calls */
 
 /* per thread: when its records were last handed over; a key whose
@@ -69,6 +73,7 @@ static void open_library(void)
 	}
 	handle = (handle_fn)dlsym(dl, "cupti_sub_handle_record");
 	flush = (flush_fn)dlsym(dl, "cupti_sub_flush_batch");
+	copy_api = (copy_fn)dlsym(dl, "cupti_sub_handle_copy");
 	if (!handle || !flush) {
 		fprintf(stderr, "cupti_emu: %s is not cachescope's CUPTI library\n", path);
 		handle = NULL;
@@ -173,6 +178,12 @@ void cupti_emu_copy(int kind, uint64_t bytes, uint64_t start, uint64_t end)
 	m.copyCount = 1;
 	m.correlationId = __atomic_add_fetch(&correlation, 1, __ATOMIC_RELAXED);
 	deliver((const CUpti_Activity *)&m, m.end);
+}
+
+void cupti_emu_copy_api(void *dst, const void *src, uint64_t bytes, int kind)
+{
+	if (ready() && copy_api)
+		copy_api(dst, src, (size_t)bytes, kind);
 }
 
 void cupti_emu_memory(bool alloc, const void *addr, uint64_t bytes)

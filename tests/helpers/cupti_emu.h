@@ -23,6 +23,8 @@ void cupti_emu_kernel(const char *name, uint64_t start, uint64_t end, unsigned i
 		      unsigned int block, size_t shmem);
 /* a copy of cudaMemcpyKind kind */
 void cupti_emu_copy(int kind, uint64_t bytes, uint64_t start, uint64_t end);
+/* the same copy at its entry, as the runtime's callback shows it */
+void cupti_emu_copy_api(void *dst, const void *src, uint64_t bytes, int kind);
 /* a device allocation (alloc) or release of bytes at addr */
 void cupti_emu_memory(bool alloc, const void *addr, uint64_t bytes);
 #else
@@ -35,6 +37,10 @@ static inline void cupti_emu_kernel(const char *name, uint64_t start, uint64_t e
 static inline void cupti_emu_copy(int kind, uint64_t bytes, uint64_t start, uint64_t end)
 {
 	(void)kind; (void)bytes; (void)start; (void)end;
+}
+static inline void cupti_emu_copy_api(void *dst, const void *src, uint64_t bytes, int kind)
+{
+	(void)dst; (void)src; (void)bytes; (void)kind;
 }
 static inline void cupti_emu_memory(bool alloc, const void *addr, uint64_t bytes)
 {

@@ -152,8 +152,10 @@ inline cudaError_t cudaMemset(void *p, int v, size_t bytes)
 
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
-	uint64_t t0 = cupti_emu_now();
+	uint64_t t0;
 
+	cupti_emu_copy_api(dst, src, bytes, kind);
+	t0 = cupti_emu_now();
 	memcpy(dst, src, bytes);
 	cupti_emu_copy(kind, bytes, t0, cupti_emu_now());
 	return cudaSuccess;
