@@ -143,9 +143,13 @@ static bool needs_quotes(const char *s)
 	return strpbrk(s, ",\"\r\n") != NULL;
 }
 
-/* What a spreadsheet would evaluate (OWASP, CSV injection). */
+/* What a spreadsheet would evaluate (OWASP, CSV injection): a cell that
+ * starts with one of = + - @ tab CR, also after the spaces and quotes
+ * a spreadsheet skips before it looks ("  =cmd|...", "\"=1+1"). */
 static bool looks_like_formula(const char *s)
 {
+	while (*s == ' ' || *s == '"')
+		s++;
 	return *s && strchr("=+-@\t\r", *s);
 }
 

@@ -219,7 +219,13 @@ static void csv_quote__formula_cells__neutralised(void **state)
 	assert_string_equal(buf, "\"'\t=1\"");
 	csv_quote(buf, sizeof(buf), "\rx");
 	assert_string_equal(buf, "\"'\rx\"");
-	/* only the first byte counts */
+	/* nor after the spaces and quotes a spreadsheet skips (it failed
+	 * before: the guard looked at the first byte only) */
+	csv_quote(buf, sizeof(buf), "  =cmd|' /C calc'!A0");
+	assert_string_equal(buf, "\"'  =cmd|' /C calc'!A0\"");
+	csv_quote(buf, sizeof(buf), "\"=1+1\"");
+	assert_string_equal(buf, "\"'\"\"=1+1\"\"\"");
+	/* but the first byte after them counts, not any later one */
 	csv_quote(buf, sizeof(buf), "a=b-c");
 	assert_string_equal(buf, "a=b-c");
 	assert_int_equal(csv_quote(buf, 2, "=x"), 3);
