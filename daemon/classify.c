@@ -10,11 +10,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "classify.h"
 
 const struct rule_def rule_defs[RULE_COUNT] = {
@@ -154,17 +157,33 @@ int rules_set(struct rules *r, const char *assignment)
 }
 
 /* Lines of any length (a long comment is one line); a NUL ends a line. */
+#define RULES_MAX_BYTES (1 << 20)
+
 int rules_load(struct rules *r, const char *path, int *bad_line)
 {
 	char *line = NULL, *s;
 	size_t cap = 0;
-	int n = 0, err = 0;
+	int n = 0, err = 0, fd;
+	struct stat st;
 	FILE *f;
 
 	*bad_line = 0;
-	f = fopen(path, "r");
-	if (!f)
+	/* a FIFO would block the loop that reloads (SIGHUP), a device might
+	 * never end: a regular file, of a size a list of rules has */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > RULES_MAX_BYTES) {
+		err = fstat(fd, &st) ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : -EFBIG;
+		close(fd);
+		return err;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	errno = 0;
 	while (getline(&line, &cap, f) >= 0) {
 		n++;
@@ -664,6 +683,8 @@ int rules_from(struct rules *r, const char *path, const char *const *args, int n
 		if (line)
 			snprintf(msg, n, "invalid --rules %s: line %d: %s", path, line,
 				 err == -ENOENT ? "no such rule" : "expected NAME = VALUE >= 0");
+		else if (err == -EINVAL)
+			snprintf(msg, n, "cannot read --rules %s: not a regular file", path);
 		else
 			snprintf(msg, n, "cannot read --rules %s: %s", path, strerror(-err));
 		return err;

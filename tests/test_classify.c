@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "../daemon/classify.h"
 
@@ -684,9 +685,24 @@ static void rules_load__long_comment_line__one_line(void **state)
 	assert_int_equal(rules_load(&rules, path, &line), -ENOENT);
 	assert_int_equal(line, 3);
 	unlink(path);
-	/* a read that fails is an error, not an empty file */
-	assert_int_equal(rules_load(&rules, "/tmp", &line), -EISDIR);
+	/* what is not a regular file is an error, not an empty file: a
+	 * directory, a device that never ends, and a FIFO, which blocked the
+	 * daemon's loop on reload before (the alarm fails the test then) */
+	assert_int_equal(rules_load(&rules, "/tmp", &line), -EINVAL);
 	assert_int_equal(line, 0);
+	assert_int_equal(rules_load(&rules, "/dev/zero", &line), -EINVAL);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10);
+	assert_int_equal(rules_load(&rules, path, &line), -EINVAL);
+	alarm(0);
+	unlink(path);
+	{
+		char msg[256];
+
+		assert_int_equal(rules_from(&rules, "/tmp", NULL, 0, msg, sizeof(msg)), -EINVAL);
+		assert_string_equal(msg, "cannot read --rules /tmp: not a regular file");
+	}
+	rules_defaults(&rules);
 }
 
 static void classify_cluster__majority_anomaly__cluster_takes_it(void **state)
