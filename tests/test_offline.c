@@ -192,6 +192,53 @@ static void bad_line_5(char *line, size_t n)
 		*++p = 'x';
 }
 
+/* The last row's window: the fixture's 1160th row (line 1161) */
+static const char *last_window;
+
+static void set_last_window(char *line, size_t n)
+{
+	char *p, *q, rest[8192];
+
+	if (n != 1161)
+		return;
+	/* ts,window,... : window becomes last_window */
+	p = strchr(line, ',');
+	assert_non_null(p);
+	q = strchr(p + 1, ',');
+	assert_non_null(q);
+	snprintf(rest, sizeof(rest), "%s", q);
+	sprintf(p + 1, "%s%s", last_window, rest);
+}
+
+/*
+ * A window no run reaches (the largest count there is) is one clear error;
+ * a far one, past a gap of 10^10 windows, is read at once.  Both hung
+ * before: the collections between two windows were replayed one by one,
+ * and past 2^64 the count wrapped.  The alarm fails the test if it hangs.
+ */
+static void offline_load__window_far_or_past_the_clock__read_or_refused_at_once(void **state)
+{
+	char path[256], *files[1] = { path }, err[700], want[400];
+	struct offline o;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/window.csv", dir);
+	last_window = "18446744073709551615";
+	copy_fixture(path, set_last_window);
+	alarm(20);
+	assert_int_equal(offline_load(&o, files, 1, &defaults, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:1161: column window: 18446744073709551615 windows of 100 ms pass what a clock can count",
+		 path);
+	assert_string_equal(err, want);
+	offline_release(&o);
+	last_window = "10000000000";
+	copy_fixture(path, set_last_window);
+	assert_int_equal(offline_load(&o, files, 1, &defaults, err, sizeof(err)), 0);
+	assert_int_equal(o.rows, 1160);
+	offline_release(&o);
+	alarm(0);
+}
+
 static void offline_load__no_host_column__same_labels(void **state)
 {
 	char path[256], *files[2] = { FIXTURE, path }, err[700];
@@ -281,6 +328,7 @@ int main(void)
 		cmocka_unit_test(offline_load__real_leak_run__leak_on_the_daemons_keys),
 		cmocka_unit_test(offline_load__real_mixed_run__thrash_and_false_sharing_as_the_daemon),
 		cmocka_unit_test(offline_load__no_host_column__same_labels),
+		cmocka_unit_test(offline_load__window_far_or_past_the_clock__read_or_refused_at_once),
 		cmocka_unit_test(offline_load__bad_row__file_and_line),
 		cmocka_unit_test(offline_load__rules_file__thresholds_apply),
 	};

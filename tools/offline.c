@@ -453,13 +453,20 @@ static int row_window(struct offline *o, struct rd *d, uint64_t window, uint64_t
 		return csvr_fail(d->r, "column window_ms: %llu, earlier rows %llu",
 				 (unsigned long long)window_ms,
 				 (unsigned long long)(*window_ns / 1000000));
+	/* a window no run reaches: its start would pass the clock's 2^64 ns */
+	if (window > UINT64_MAX / *window_ns)
+		return csvr_fail(d->r, "column window: %llu windows of %llu ms pass what a clock can count",
+				 (unsigned long long)window, (unsigned long long)window_ms);
 	if (st->any_window && window < st->last_window)
 		return csvr_fail(d->r, "window %llu after window %llu: rows out of order",
 				 (unsigned long long)window, (unsigned long long)st->last_window);
+	/* the daemon's collections since the last row's window: each forgets
+	 * what has been idle long enough by then, so the last of them alone
+	 * forgets the same (no row came between them) */
 	p = st->any_window ? (st->last_window / WTABLE_GC_EVERY_WINDOWS + 1) *
 			     WTABLE_GC_EVERY_WINDOWS : WTABLE_GC_EVERY_WINDOWS;
-	for (; p <= window; p += WTABLE_GC_EVERY_WINDOWS)
-		history_files_gc(&st->files, p);
+	if (p <= window)
+		history_files_gc(&st->files, window / WTABLE_GC_EVERY_WINDOWS * WTABLE_GC_EVERY_WINDOWS);
 	st->any_window = true;
 	st->last_window = window;
 	return 0;
