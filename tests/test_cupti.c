@@ -1369,16 +1369,14 @@ static void start__no_libcuda__one_line_enodev(void **state)
 	assert_int_equal(mock.subscribes, 0);
 }
 
-static void check_nodriver(const char *var)
+/* The nodriver helper and the built library's absolute path (PATH_MAX
+ * each), or the test is skipped where they are not built. */
+static void nodriver_paths(char *prog, char *abs)
 {
 	const char *b = getenv("CS_BUILD") ? getenv("CS_BUILD") : "build";
-	const char *want = "cachescope-cupti: no CUDA driver or device (";
-	const char *tail = "); not recording\n";
-	char prog[PATH_MAX], lib[PATH_MAX], abs[PATH_MAX], link[64] = "", abs2[128];
-	struct run r;
-	size_t len;
+	char lib[PATH_MAX];
 
-	snprintf(prog, sizeof(prog), "%s/tests/helpers/nodriver", b);
+	snprintf(prog, PATH_MAX, "%s/tests/helpers/nodriver", b);
 	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", b);
 	if (access(prog, X_OK) != 0 || access(lib, R_OK) != 0) {
 		print_message("%s or %s missing (build them first)\n", prog, lib);
@@ -1386,6 +1384,17 @@ static void check_nodriver(const char *var)
 	}
 	if (!realpath(lib, abs))
 		fail_msg("cannot resolve %s", lib);
+}
+
+static void check_nodriver(const char *var)
+{
+	const char *want = "cachescope-cupti: no CUDA driver or device (";
+	const char *tail = "); not recording\n";
+	char prog[PATH_MAX], abs[PATH_MAX], link[64] = "", abs2[128];
+	struct run r;
+	size_t len;
+
+	nodriver_paths(prog, abs);
 	/* ld.so splits LD_PRELOAD at spaces and colons (CUDA_INJECTION64_PATH
 	 * is one path): a checkout whose path has them is named by a link */
 	if (!strcmp(var, "LD_PRELOAD") && strpbrk(abs, " :")) {
@@ -1423,18 +1432,10 @@ static void check_nodriver(const char *var)
  */
 static void check_old_cupti(const char *var2, const char *val2, const char *want)
 {
-	const char *b = getenv("CS_BUILD") ? getenv("CS_BUILD") : "build";
-	char prog[PATH_MAX], lib[PATH_MAX], abs[PATH_MAX];
+	char prog[PATH_MAX], abs[PATH_MAX];
 	struct run r;
 
-	snprintf(prog, sizeof(prog), "%s/tests/helpers/nodriver", b);
-	snprintf(lib, sizeof(lib), "%s/libcachescope_cupti.so", b);
-	if (access(prog, X_OK) != 0 || access(lib, R_OK) != 0) {
-		print_message("%s or %s missing (build them first)\n", prog, lib);
-		skip();
-	}
-	if (!realpath(lib, abs))
-		fail_msg("cannot resolve %s", lib);
+	nodriver_paths(prog, abs);
 	assert_int_equal(run_prog2(prog, "CUDA_INJECTION64_PATH", abs, var2, val2, &r), 0);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 0);
