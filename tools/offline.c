@@ -827,7 +827,8 @@ static int print_anomalies(const struct offline *o, FILE *out)
 static int print_text(const struct offline *o, unsigned int top, FILE *out)
 {
 	char span[96], hosts[1024], e1[STR_ESC_SIZE(64)], e2[STR_ESC_SIZE(64)],
-	     e3[STR_ESC_SIZE(16)], why[STR_ESC_SIZE(448)], keys[STR_ESC_SIZE(160)];
+	     e3[STR_ESC_SIZE(16)], e4[STR_ESC_SIZE(32)], why[STR_ESC_SIZE(448)],
+	     keys[STR_ESC_SIZE(160)];
 	struct cluster_info *c = sorted_clusters(o);
 	size_t *lk, nlk, i;
 	unsigned int counts[LABEL_COUNT] = { 0 }, l;
@@ -894,7 +895,7 @@ static int print_text(const struct offline *o, unsigned int top, FILE *out)
 		const struct off_key *k = &o->keys[lk[i]];
 
 		fprintf(out, "%-16.16s %-6s %-32.32s %-10s %-16.16s", ESC(e1, o->hosts[k->host]),
-			domain_name(k->domain), ESC(e2, k->name), *k->tgid ? k->tgid : k->kind,
+			domain_name(k->domain), ESC(e2, k->name), ESC(e4, *k->tgid ? k->tgid : k->kind),
 			ESC(e3, k->comm));
 		for (l = 0; l < LABEL_COUNT; l++) {
 			char cell[32];
