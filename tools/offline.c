@@ -183,18 +183,39 @@ static void hist_expire(struct off_hist *h, const struct off_key *k, uint64_t wi
 
 /* ---- reading the files ---- */
 
-static long intern(char ***v, size_t *n, size_t *cap, const char *s)
+/* The index of name s in v (n of them), added if new: a hash index, so
+ * that a file of a million distinct hosts or sites is not read in time
+ * quadratic in them. */
+static long intern(char ***v, size_t *n, size_t *cap, struct name_ix *ix, const char *s)
 {
-	size_t i;
+	size_t i, j, k, ncap;
+	size_t *slot;
 
-	for (i = 0; i < *n; i++)
+	if (ix->cap < 2 * (*n + 1)) {	/* at most half full */
+		ncap = ix->cap ? 2 * ix->cap : 64;
+		slot = calloc(ncap, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		for (k = 0; k < *n; k++) {
+			for (j = str_hash(0, (*v)[k]) & (ncap - 1); slot[j]; j = (j + 1) & (ncap - 1))
+				;
+			slot[j] = k + 1;
+		}
+		free(ix->slot);
+		ix->slot = slot;
+		ix->cap = ncap;
+	}
+	for (j = str_hash(0, s) & (ix->cap - 1); ix->slot[j]; j = (j + 1) & (ix->cap - 1)) {
+		i = ix->slot[j] - 1;
 		if (!strcmp((*v)[i], s))
 			return (long)i;
+	}
 	if (array_room(v, cap, *n, sizeof(**v), 16))
 		return -ENOMEM;
 	(*v)[*n] = strdup(s);
 	if (!(*v)[*n])
 		return -ENOMEM;
+	ix->slot[j] = *n + 1;
 	return (long)(*n)++;
 }
 
@@ -400,7 +421,7 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	}
 	f = csvr_text(d->r, d->col[COL_HOT_SITE]);
 	if (*f) {
-		i = intern(&o->sites, &o->nsites, &o->scap, f);
+		i = intern(&o->sites, &o->nsites, &o->scap, &o->site_ix, f);
 		if (i < 0)
 			return (int)i;
 		r->top_site = (uint64_t)i + 1;
@@ -409,7 +430,7 @@ static int read_row(struct offline *o, struct rd *d, unsigned int file,
 	f = csvr_text(d->r, d->col[COL_LABEL]);
 	if (*f && (*daemon_label = label_of(f)) == LABEL_NONE)
 		return csvr_fail(d->r, "column label: not a label: '%.40s'", f);
-	i = intern(&o->hosts, &o->nhosts, &o->hcap, csvr_text(d->r, d->col[COL_HOST]));
+	i = intern(&o->hosts, &o->nhosts, &o->hcap, &o->host_ix, csvr_text(d->r, d->col[COL_HOST]));
 	if (i < 0)
 		return (int)i;
 	k->host = (unsigned int)i;
@@ -676,6 +697,8 @@ void offline_release(struct offline *o)
 	free(o->st);
 	free(o->sites);
 	free(o->hosts);
+	free(o->site_ix.slot);
+	free(o->host_ix.slot);
 	free(o->files);
 	free(o->keys);
 	free(o->vec);

@@ -37,6 +37,12 @@ struct off_vec {
 	int daemon_label;	/* the file's label of the row, or -1 */
 };
 
+/* An index of interned names: slots of index + 1, open addressing. */
+struct name_ix {
+	size_t *slot;
+	size_t cap;
+};
+
 struct offline {
 	struct analysis an;
 	struct off_vec *vec;
@@ -45,6 +51,7 @@ struct offline {
 	size_t nkeys, kcap;
 	char **hosts;		/* distinct host column values ("" where none) */
 	size_t nhosts, hcap;
+	struct name_ix host_ix;
 	char **files;
 	size_t nfiles;
 	bool host_missing;	/* a file without the host column */
@@ -56,6 +63,7 @@ struct offline {
 	const char *scope;
 	char **sites;		/* hot_site names; a vector's top_site is index + 1 */
 	size_t nsites, scap;
+	struct name_ix site_ix;
 	int nclusters;
 	/* the private state of the loader (key lookup, refault histories) */
 	struct off_state *st;
