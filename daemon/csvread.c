@@ -307,11 +307,15 @@ const char *csvr_field(const struct csvr *r, int i)
 
 const char *csvr_text(const struct csvr *r, int i)
 {
-	const char *s = csvr_field(r, i);
+	const char *s = csvr_field(r, i), *p;
 
-	if (s[0] == '\'' && s[1] && strchr("=+-@\t\r", s[1]))
-		return s + 1;
-	return s;
+	/* the writer's guard (csv.c): a quote before a cell that starts, past
+	 * spaces and quotes, with a formula's first character */
+	if (s[0] != '\'')
+		return s;
+	for (p = s + 1; *p == ' ' || *p == '"'; p++)
+		;
+	return *p && strchr("=+-@\t\r", *p) ? s + 1 : s;
 }
 
 int csvr_u64(const struct csvr *r, int i, unsigned long long *v)

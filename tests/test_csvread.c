@@ -119,12 +119,14 @@ static void csvr__formula_guard__undone_by_text_only(void **state)
 	FILE *f;
 
 	(void)state;
-	r = open_mem("a,b\n'-bash,'x\n", 0, &rc, &f);
+	r = open_mem("a,b,c\n'-bash,'x,\"'  =1\"\n", 0, &rc, &f);
 	assert_int_equal(rc, 0);
 	assert_int_equal(csvr_next(r), 1);
 	assert_string_equal(csvr_field(r, 0), "'-bash");
 	assert_string_equal(csvr_text(r, 0), "-bash");
 	assert_string_equal(csvr_text(r, 1), "'x");
+	/* the guard past spaces, undone as well */
+	assert_string_equal(csvr_text(r, 2), "  =1");
 	csvr_free(r);
 	fclose(f);
 }

@@ -66,9 +66,16 @@ static void quote_writer(struct out *o, const char *s)
 	free(b);
 }
 
+/* a cell that looks guarded already: csvr_text takes its quote off */
 static bool guard_lossy(const char *s)
 {
-	return s[0] == '\'' && s[1] && strchr("=+-@\t\r", s[1]);
+	const char *p;
+
+	if (s[0] != '\'')
+		return false;
+	for (p = s + 1; *p == ' ' || *p == '"'; p++)
+		;
+	return *p && strchr("=+-@\t\r", *p);
 }
 
 /* Parse the single record (after a header "h0,h1,...") and compare. */
