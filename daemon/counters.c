@@ -108,7 +108,10 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->control_denied = c->ctl.denied;
 	m->control_busy = c->ctl.busy;
 	m->control_too_long = c->ctl.too_long;
-	m->scrapes = c->scrapes;
+	m->scrapes = c->http.served;
+	metrics_named_set(&m->http_refused, "client_limit", c->http.client_limit);
+	metrics_named_set(&m->http_refused, "deadline", c->http.deadline);
+	metrics_named_set(&m->http_refused, "host", c->http.bad_host);
 }
 
 void counters_line(const struct counters *c, struct status *st)

@@ -14,6 +14,7 @@
 #include "../bpf/cachescope.h"
 #include "classify.h"
 #include "control.h"
+#include "httpd.h"
 #include "rows.h"
 #include "window.h"
 
@@ -44,7 +45,7 @@ struct counters {
 	uint64_t reloads;		/* rules re-read */
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	struct control_stats ctl;
-	uint64_t scrapes;		/* /metrics requests answered */
+	struct httpd_stats http;	/* the metrics endpoint */
 };
 
 /* A key counts as anomalous under a label when its newest vector of the

@@ -4,8 +4,13 @@
  * without threads of its own.  Its epoll fd and a timerfd (set from
  * MHD_get_timeout) are sources of the daemon's one loop (loop.h), so the
  * body is rendered in the loop, between ingest handlers, and a slow
- * scraper only holds a socket: connections are bounded (HTTPD_MAX_CONNS)
- * and dropped after HTTPD_TIMEOUT_S idle seconds.
+ * scraper only holds a socket: connections are bounded (HTTPD_MAX_CONNS),
+ * HTTPD_CLIENT_CONNS of them per client (a local peer's uid, looked up by
+ * NETLINK_SOCK_DIAG, or a remote peer's address), dropped after
+ * HTTPD_TIMEOUT_S idle seconds, and closed when a request has taken
+ * HTTPD_REQUEST_S from its first byte to its last answered, however
+ * steadily it trickles.  A request whose Host: names neither an address,
+ * localhost nor this machine is refused (DNS rebinding).
  */
 #ifndef CS_HTTPD_H
 #define CS_HTTPD_H
@@ -13,8 +18,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define HTTPD_MAX_CONNS 8
+#define HTTPD_MAX_CONNS 16
+#define HTTPD_CLIENT_CONNS 4
 #define HTTPD_TIMEOUT_S 5
+#define HTTPD_REQUEST_S 10
 
 struct loop;
 struct httpd;
@@ -26,6 +33,9 @@ struct httpd_stats {
 	uint64_t served;	/* /metrics answered */
 	uint64_t not_found;	/* other paths, other methods */
 	uint64_t failed;	/* render or queue failures (500) */
+	uint64_t client_limit;	/* connections refused: their client had HTTPD_CLIENT_CONNS */
+	uint64_t deadline;	/* connections closed past HTTPD_REQUEST_S */
+	uint64_t bad_host;	/* requests refused for their Host: (421) */
 };
 
 /* Listen on addr; NULL with *err = -errno (-EADDRINUSE...). */

@@ -280,7 +280,6 @@ static void counters_take(struct daemon *d, struct counters *c)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct loader_prog_stats ps;
-	struct httpd_stats hs;
 
 	memset(c, 0, sizeof(*c));
 	c->uptime_s = (double)(now - d->start_ns) / NSEC_PER_SEC;
@@ -311,8 +310,7 @@ static void counters_take(struct daemon *d, struct counters *c)
 	c->gpu_bins = d->gpu_bins;
 	c->cupti_dropped = d->cupti_dropped;
 	control_get_stats(d->ctl, &c->ctl);
-	httpd_get_stats(d->http, &hs);
-	c->scrapes = hs.served;
+	httpd_get_stats(d->http, &c->http);
 }
 
 /* ---- the metrics endpoint (metrics.h renders, httpd.h serves) ---- */

@@ -286,6 +286,9 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 		"Control-socket requests refused for their length", m->control_too_long);
 	one_u64(f, "cachescope_scrapes_total", "counter", "Requests for /metrics answered",
 		m->scrapes);
+	named(f, "cachescope_http_refused_total", "counter",
+	      "Metrics-endpoint connections or requests refused, by reason (client_limit: the client had its share open; deadline: the request took too long; host: Host: named another machine)",
+	      "reason", &m->http_refused);
 	if (fclose(f) || !*out) {
 		free(*out);
 		*out = NULL;

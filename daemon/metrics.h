@@ -66,6 +66,7 @@ struct metrics {
 	uint64_t control_served, control_timeouts, control_denied, control_busy,
 		control_too_long;
 	uint64_t scrapes;		/* /metrics requests answered */
+	struct metrics_named http_refused;	/* connections, requests refused, by reason */
 };
 
 /* Add (domain, key)'s live objects and bytes (summed with those of the

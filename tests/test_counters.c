@@ -57,7 +57,10 @@ static void fill(struct counters *c)
 	c->ctl.denied = v++;
 	c->ctl.busy = v++;
 	c->ctl.too_long = v++;
-	c->scrapes = v++;
+	c->http.served = v++;
+	c->http.client_limit = v++;
+	c->http.deadline = v++;
+	c->http.bad_host = v++;
 }
 
 static uint64_t field(const struct report_fields *f, const char *name)
@@ -122,7 +125,10 @@ static void counters_status_and_metrics__one_snapshot__same_values(void **state)
 		if (i != LABEL_NORMAL)
 			assert_int_equal(named(&m.anomalous, label_name(i)), c.anomalous[i]);
 	}
-	assert_int_equal(m.scrapes, c.scrapes);
+	assert_int_equal(m.scrapes, c.http.served);
+	assert_int_equal(named(&m.http_refused, "client_limit"), c.http.client_limit);
+	assert_int_equal(named(&m.http_refused, "deadline"), c.http.deadline);
+	assert_int_equal(named(&m.http_refused, "host"), c.http.bad_host);
 	assert_int_equal(m.bad_records, c.bad_records);
 	assert_int_equal(m.lost_nomem, c.lost_nomem);
 	assert_int_equal(m.page_refaults, c.page_refaults);

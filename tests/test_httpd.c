@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -122,7 +125,7 @@ static size_t exchange(struct fixture *f, int fd, char *buf, size_t n, long ms)
 	return got;
 }
 
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+#define GET(path) "GET " path " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
 static void httpd__get_metrics__body_and_content_type(void **state)
 {
@@ -151,7 +154,7 @@ static void httpd__other_path_or_method__404_405_not_rendered(void **state)
 	exchange(f, fd, buf, sizeof(buf), 3000);
 	close(fd);
 	assert_non_null(strstr(buf, "HTTP/1.1 404"));
-	fd = client(f, "POST /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+	fd = client(f, "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
 		       "Content-Length: 0\r\n\r\n");
 	exchange(f, fd, buf, sizeof(buf), 3000);
 	close(fd);
@@ -217,24 +220,232 @@ static void httpd__stuck_scrapers__other_answered(void **state)
 	close(half);
 }
 
-/* Idle connections past the limit: once the first ones time out, the next
- * are accepted and time out, and then a scrape is answered (MHD only puts
+/* A child as another user opens n connections to port, sends the start
+ * of a request on each and then one byte on each every 200 ms, for ms
+ * (for -ms, nothing more: they stay idle); returns its pid once they are
+ * all open. */
+static pid_t trickler(int port, uid_t uid, int n, long ms)
+{
+	int p[2], fds[64], i;
+	pid_t pid;
+	char c = 1;
+
+	assert_true(n <= 64);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		long end;
+
+		close(p[0]);
+		if (setgid(uid) || setuid(uid))
+			_exit(2);
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons((uint16_t)port);
+		for (i = 0; i < n; i++) {
+			fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+			if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&a, sizeof(a)) ||
+			    write(fds[i], "GET /metr", 9) != 9)
+				_exit(3);
+		}
+		if (write(p[1], &c, 1) != 1)
+			_exit(4);
+		signal(SIGPIPE, SIG_IGN);
+		for (end = now_ms() + (ms < 0 ? -ms : ms); now_ms() < end;) {
+			usleep(200 * 1000);
+			for (i = 0; ms > 0 && i < n; i++)
+				(void)!write(fds[i], "x", 1);	/* shut by the server: fine */
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) || (WIFEXITED(st) && !WEXITSTATUS(st)));
+}
+
+/* Idle connections past the limit, HTTPD_CLIENT_CONNS from each of as
+ * many users as it takes: once the first ones time out, the next are
+ * accepted and time out, and then a scrape is answered (MHD only puts
  * its listening socket back inside MHD_run: without a timer of its own
  * nothing ran again). */
 static void httpd__idle_past_limit__served_after_timeouts(void **state)
 {
 	struct fixture *f = *state;
-	int idle[2 * HTTPD_MAX_CONNS], i, fd;
+	pid_t kids[2 * HTTPD_MAX_CONNS / HTTPD_CLIENT_CONNS];
 	char buf[4096];
+	unsigned int i;
+	int fd;
 
-	for (i = 0; i < 2 * HTTPD_MAX_CONNS; i++)
-		idle[i] = client(f, "GET /metr");
+	if (geteuid())
+		skip();
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
+		kids[i] = trickler(httpd_port(f->h), 65534 - i, HTTPD_CLIENT_CONNS, -60000);
+	}
 	fd = client(f, GET("/metrics"));
 	exchange(f, fd, buf, sizeof(buf), (3 * HTTPD_TIMEOUT_S + 3) * 1000);
-	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	if (!strstr(buf, "HTTP/1.1 200")) {
+		struct httpd_stats st;
+
+		httpd_get_stats(f->h, &st);
+		fail_msg("got '%.40s' limit=%lu deadline=%lu", buf, (unsigned long)st.client_limit,
+			 (unsigned long)st.deadline);
+	}
 	close(fd);
-	for (i = 0; i < 2 * HTTPD_MAX_CONNS; i++)
-		close(idle[i]);
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		reap(kids[i]);
+}
+
+/* Another user trickles a byte every 200 ms on as many connections as
+ * the endpoint takes: MHD's idle timeout never fires, and before each
+ * client had a share of its own, no scrape was answered while they
+ * trickled.  Now that user holds HTTPD_CLIENT_CONNS, the rest are shut at
+ * once, and root's scrape is answered well before any deadline. */
+static void httpd__trickling_user__scrape_answered(void **state)
+{
+	struct fixture *f = *state;
+	struct httpd_stats st;
+	char buf[4096];
+	pid_t kid;
+	long end;
+	int fd;
+
+	if (geteuid())
+		skip();
+	kid = trickler(httpd_port(f->h), 65534, HTTPD_MAX_CONNS, 30000);
+	for (end = now_ms() + 500; now_ms() < end;)
+		loop_run_once(&f->loop, 10);	/* all of them accepted */
+	fd = client(f, GET("/metrics"));
+	/* less than HTTPD_REQUEST_S: the deadline does not rescue it */
+	exchange(f, fd, buf, sizeof(buf), (HTTPD_REQUEST_S - 4) * 1000);
+	close(fd);
+	reap(kid);
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	httpd_get_stats(f->h, &st);
+	assert_int_equal(st.client_limit, HTTPD_MAX_CONNS - HTTPD_CLIENT_CONNS);
+	assert_int_equal(st.deadline, 0);
+}
+
+/* Connections whose peer has gone (the process exited before they were
+ * accepted): the peer's socket is a time-wait mini socket that reads uid
+ * 0, and counting them as root's once refused root's own scrape. */
+static void httpd__closed_peers__not_root(void **state)
+{
+	struct fixture *f = *state;
+	char buf[4096];
+	pid_t kid;
+	int fd;
+
+	if (geteuid())
+		skip();
+	kid = trickler(httpd_port(f->h), 65534, HTTPD_CLIENT_CONNS, 0);
+	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	fd = client(f, GET("/metrics"));
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+}
+
+/* A request that trickles a byte every 500 ms: closed by the server once
+ * it has taken HTTPD_REQUEST_S (before, the idle timeout was reset by
+ * every byte and it stayed for as long as it trickled). */
+static void httpd__trickling_request__closed_at_deadline(void **state)
+{
+	struct fixture *f = *state;
+	struct httpd_stats st;
+	int fd = client(f, "GET /metr");
+	long end = now_ms() + (HTTPD_REQUEST_S + 5) * 1000, next = 0;
+	bool closed = false;
+	char c;
+
+	signal(SIGPIPE, SIG_IGN);
+	while (!closed && now_ms() < end) {
+		loop_run_once(&f->loop, 10);
+		if (now_ms() >= next) {
+			next = now_ms() + 500;
+			if (write(fd, "x", 1) != 1)
+				closed = true;
+		}
+		if (read(fd, &c, 1) == 0)
+			closed = true;
+	}
+	close(fd);
+	assert_true(closed);
+	httpd_get_stats(f->h, &st);
+	assert_int_equal(st.deadline, 1);
+}
+
+static void get_host(struct fixture *f, const char *host, const char *want)
+{
+	char req[512], buf[4096];
+	int fd;
+
+	snprintf(req, sizeof(req), "GET /metrics HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
+		 host);
+	fd = client(f, req);
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	if (!strstr(buf, want))
+		fail_msg("Host: %s: want %s, got %.40s", host, want, buf);
+}
+
+/* DNS rebinding: a page whose name now points at this address sends its
+ * own name, and is refused; addresses and localhost are answered, and on
+ * loopback this machine's name is not (nothing remote reaches it). */
+static void httpd__foreign_host__421(void **state)
+{
+	struct fixture *f = *state;
+	struct httpd_stats st;
+	struct utsname un;
+
+	assert_int_equal(uname(&un), 0);
+	get_host(f, "127.0.0.1:9464", "HTTP/1.1 200");
+	get_host(f, "[::1]:9464", "HTTP/1.1 200");
+	get_host(f, "LocalHost", "HTTP/1.1 200");
+	get_host(f, "10.1.2.3", "HTTP/1.1 200");
+	get_host(f, "attacker.example:9464", "HTTP/1.1 421");
+	get_host(f, "127.0.0.1.attacker.example", "HTTP/1.1 421");
+	get_host(f, "localhost:80x", "HTTP/1.1 421");
+	get_host(f, "[::1", "HTTP/1.1 421");
+	get_host(f, un.nodename, "HTTP/1.1 421");
+	assert_int_equal(f->renders, 4);
+	httpd_get_stats(f->h, &st);
+	assert_int_equal(st.bad_host, 5);
+	assert_int_equal(st.served, 4);
+}
+
+/* Listening beyond loopback, this machine's name, alone or under a
+ * domain, is answered; a name that only starts like it is not. */
+static void httpd__any_addr__own_name_answered(void **state)
+{
+	struct fixture *f = *state;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct utsname un;
+	char name[300];
+	int err;
+
+	httpd_stop(f->h);
+	a.sin_addr.s_addr = htonl(INADDR_ANY);
+	f->h = httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), render, f, &err);
+	assert_non_null(f->h);
+	assert_int_equal(uname(&un), 0);
+	un.nodename[strcspn(un.nodename, ".")] = 0;
+	get_host(f, un.nodename, "HTTP/1.1 200");
+	snprintf(name, sizeof(name), "%s.cluster.internal:9464", un.nodename);
+	get_host(f, name, "HTTP/1.1 200");
+	snprintf(name, sizeof(name), "%sx.cluster.internal", un.nodename);
+	get_host(f, name, "HTTP/1.1 421");
+	get_host(f, "attacker.example", "HTTP/1.1 421");
 }
 
 int main(void)
@@ -246,6 +457,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(httpd__render_fails__500, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__stuck_scrapers__other_answered, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__idle_past_limit__served_after_timeouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__trickling_user__scrape_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__closed_peers__not_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__trickling_request__closed_at_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__foreign_host__421, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__any_addr__own_name_answered, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("httpd", tests, NULL, NULL);
