@@ -44,7 +44,7 @@ JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
 	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE $(JSONC_CFLAGS)
-LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd $(JSONC_LIBS)
+LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd -lyaml -lcrypt $(JSONC_LIBS)
 # the system include dirs clang would search for the host, so that libbpf's
 # usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -66,7 +66,7 @@ CORE_LIB := $(OUTPUT)/libcscore.a
 WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c daemon/gpu.c daemon/usdt.c daemon/stats.c daemon/topk.c
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto
+	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -220,8 +220,11 @@ $(OUTPUT)/tests/test_args: $(OUTPUT)/tests/test_args.o $(OUTPUT)/daemon/args.o \
 $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/metrics.o
 $(OUTPUT)/tests/test_status: $(OUTPUT)/tests/test_status.o $(OUTPUT)/daemon/status.o $(CORE_LIB)
 $(OUTPUT)/tests/test_paths: $(OUTPUT)/tests/test_paths.o $(OUTPUT)/daemon/paths.o
-$(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o
-$(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd
+$(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o \
+	$(OUTPUT)/daemon/webconfig.o
+$(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd -lyaml -lcrypt
+$(OUTPUT)/tests/test_webconfig: $(OUTPUT)/tests/test_webconfig.o $(OUTPUT)/daemon/webconfig.o
+$(OUTPUT)/tests/test_webconfig: TEST_LDLIBS := -lyaml -lcrypt
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(CORE_LIB)
 $(OUTPUT)/tests/test_csvread: $(OUTPUT)/tests/test_csvread.o $(CORE_LIB)
 $(OUTPUT)/tests/test_offline: $(OUTPUT)/tests/test_offline.o $(OFFLINE_OBJS)
@@ -262,6 +265,7 @@ $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpe
 $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
 $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_prometheus: TEST_LDLIBS := -lcrypt
 $(OUTPUT)/tests/test_scope: $(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/helpers/harness.o
 # cachescope plot rendered by headless Chromium (no BPF)
 $(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o

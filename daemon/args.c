@@ -68,6 +68,7 @@ enum {
 	OPT_USAGE,
 	OPT_EXPORT_MB,
 	OPT_METRICS_ADDR,
+	OPT_WEB_CONFIG,
 	OPT_INTERVAL,
 	OPT_PID_TREE,
 };
@@ -85,6 +86,7 @@ static const struct argp_option options[] = {
 	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
 	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
 	{ "metrics-addr", OPT_METRICS_ADDR, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR numeric, [v6] in brackets; only a port: 127.0.0.1; suggested port 9464; default: no endpoint)", 0 },
+	{ "web-config", OPT_WEB_CONFIG, "FILE", 0, "TLS and users of the metrics endpoint, as the Prometheus exporter toolkit's web config (tls_server_config: cert_file, key_file; basic_auth_users: bcrypt hashes); per-cache figures go to those users only, or without users to root (default: plain HTTP, per-cache figures to root only)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Print the N busiest keys at exit (default 10, 0 for none)", 0 },
 	{ "ring-kb", OPT_RING_KB, "KB", 0, "Ring buffer per CPU in KiB, a power of two >= 64 (default 4096)", 0 },
 	{ "live-entries", OPT_LIVE, "N", 0, "Capacity of the live-object map (default 262144)", 0 },
@@ -311,6 +313,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		env->metrics_addr = arg;
 		return 0;
+	case OPT_WEB_CONFIG:
+		env->web_config = arg;
+		return 0;
 	case OPT_RING_KB:
 		if (parse_long("ring-kb", arg, 64, 1L << 20, &v))
 			return EINVAL;
@@ -413,6 +418,10 @@ int args_parse(int argc, char **argv, struct env *env)
 		return -EINVAL;
 	if (env->pid_tree && !env->npids) {
 		fprintf(stderr, "cachescoped: --pid-tree needs --pid\n");
+		return -EINVAL;
+	}
+	if (env->web_config && !env->metrics_addr) {
+		fprintf(stderr, "cachescoped: --web-config needs --metrics-addr\n");
 		return -EINVAL;
 	}
 	if (env->workload_backend && !env->workload) {

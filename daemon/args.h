@@ -34,6 +34,7 @@ struct env {
 	const char *metrics_addr;	/* --metrics-addr as given; NULL: none */
 	struct sockaddr_storage metrics_sa;	/* ... parsed */
 	socklen_t metrics_salen;
+	const char *web_config;		/* --web-config FILE, or NULL */
 	long ring_kb;
 	long live_entries;
 	long evicted_entries;

@@ -112,6 +112,8 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	metrics_named_set(&m->http_refused, "client_limit", c->http.client_limit);
 	metrics_named_set(&m->http_refused, "deadline", c->http.deadline);
 	metrics_named_set(&m->http_refused, "host", c->http.bad_host);
+	metrics_named_set(&m->http_refused, "auth", c->http.auth_failed);
+	metrics_named_set(&m->http_refused, "auth_rate", c->http.auth_rate);
 }
 
 void counters_line(const struct counters *c, struct status *st)

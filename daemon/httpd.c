@@ -30,6 +30,7 @@
 #include <microhttpd.h>
 #include "httpd.h"
 #include "loop.h"
+#include "webconfig.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define CONN_MEMORY (32 * 1024)
@@ -40,6 +41,7 @@ struct conn {
 	struct MHD_Connection *c;	/* NULL: a free slot */
 	int fd;
 	uint64_t client;		/* client_key() */
+	bool root;			/* a local peer of uid 0 */
 	int64_t deadline_ms;		/* of the request in progress; INT64_MAX once shut */
 };
 
@@ -52,8 +54,13 @@ struct httpd {
 	char node[65];			/* uname's nodename, for Host: */
 	httpd_render_fn fn;
 	void *ctx;
+	struct webconfig *wc;		/* --web-config, or NULL */
 	struct httpd_stats st;
 	struct conn conns[HTTPD_SLOTS];
+	struct {			/* the last bcrypt check, per client */
+		uint64_t client;
+		int64_t ms;
+	} checked[HTTPD_SLOTS];
 };
 
 static int64_t now_ms(void)
@@ -150,7 +157,7 @@ static int peer_uid(int diag_fd, const struct sockaddr_storage *local,
 /* A client: a local peer's uid (bit 63 set), else a hash of the peer's
  * address without its port (bit 63 clear).  Every local user shares
  * 127.0.0.1, so on loopback only the uid tells them apart. */
-static uint64_t client_key(struct httpd *h, int fd)
+static uint64_t client_key(struct httpd *h, int fd, bool *root)
 {
 	struct sockaddr_storage local, peer;
 	socklen_t ll = sizeof(local), pl = sizeof(peer);
@@ -165,8 +172,10 @@ static uint64_t client_key(struct httpd *h, int fd)
 	unmap(&local);
 	unmap(&peer);
 	if (h->diag_fd >= 0 && peer.ss_family == local.ss_family &&
-	    !peer_uid(h->diag_fd, &local, &peer, &uid))
+	    !peer_uid(h->diag_fd, &local, &peer, &uid)) {
+		*root = uid == 0;
 		return 1ull << 63 | uid;
+	}
 	if (peer.ss_family == AF_INET) {
 		b = (const void *)&((struct sockaddr_in *)&peer)->sin_addr;
 		n = 4;
@@ -195,6 +204,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	struct conn *k, *free_slot = NULL;
 	unsigned int same = 0;
 	uint64_t client;
+	bool root = false;
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		k = *socket_context;
@@ -205,7 +215,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (!info)
 		return;
-	client = client_key(h, info->connect_fd);
+	client = client_key(h, info->connect_fd, &root);
 	for (k = h->conns; k < h->conns + HTTPD_SLOTS; k++) {
 		if (!k->c) {
 			if (!free_slot)
@@ -220,7 +230,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		return;
 	}
 	k = free_slot;
-	*k = (struct conn){ .c = c, .fd = info->connect_fd, .client = client,
+	*k = (struct conn){ .c = c, .fd = info->connect_fd, .client = client, .root = root,
 			    .deadline_ms = now_ms() + HTTPD_REQUEST_S * 1000 };
 	*socket_context = k;
 	if (same >= HTTPD_CLIENT_CONNS) {
@@ -336,13 +346,80 @@ static char *text(const char *s, size_t *len)
 	return strdup(s);
 }
 
+/* ---- basic auth (--web-config) ---- */
+
+/* May this client have a bcrypt check now?  One a second each (a check
+ * is tens of ms of the one loop); the oldest client's turn is forgotten
+ * first. */
+static bool may_check(struct httpd *h, uint64_t client)
+{
+	int64_t now = now_ms();
+	unsigned int i, old = 0;
+
+	for (i = 0; i < HTTPD_SLOTS; i++) {
+		if (h->checked[i].ms && h->checked[i].client == client) {
+			if (now - h->checked[i].ms < HTTPD_CHECK_GAP_MS)
+				return false;
+			h->checked[i].ms = now;
+			return true;
+		}
+		if (h->checked[i].ms < h->checked[old].ms)
+			old = i;
+	}
+	h->checked[old].client = client;
+	h->checked[old].ms = now;
+	return true;
+}
+
+enum auth { AUTH_OK, AUTH_NO, AUTH_LATER };
+
+static enum auth authenticate(struct httpd *h, struct MHD_Connection *c, const struct conn *k)
+{
+	char *pass = NULL, *user = MHD_basic_auth_get_username_password(c, &pass);
+	enum auth a;
+
+	if (!user || !pass)
+		a = AUTH_NO;
+	else if (webconfig_cached(h->wc, user, pass))
+		a = AUTH_OK;
+	else if (!may_check(h, k ? k->client : 0))
+		a = AUTH_LATER;
+	else
+		a = webconfig_verify(h->wc, user, pass) ? AUTH_OK : AUTH_NO;
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return a;
+}
+
+static enum MHD_Result unauthorized(struct MHD_Connection *c)
+{
+	static const char msg[] = "cachescoped: user name and password wanted (--web-config)\n";
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_basic_auth_fail_response(c, "cachescoped", r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload, size_t *upload_len, void **con_cls)
 {
+	const union MHD_ConnectionInfo *info;
 	struct httpd *h = cls;
+	const struct conn *k;
 	char *body = NULL;
 	size_t len = 0;
+	bool detail;
 
 	(void)version;
 	(void)upload;
@@ -352,6 +429,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		h->st.bad_host++;
 		body = text("Host: must be an address, localhost or this machine\n", &len);
 		return reply(c, MHD_HTTP_MISDIRECTED_REQUEST, body, len);
+	}
+	info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	k = info ? info->socket_context : NULL;
+	/* the kernel shows /proc/slabinfo to root only: so does this, unless
+	 * --web-config names who else may see it (and then asks everyone) */
+	detail = k && k->root;
+	if (webconfig_users(h->wc)) {
+		switch (authenticate(h, c, k)) {
+		case AUTH_OK:
+			detail = true;
+			break;
+		case AUTH_LATER:
+			h->st.auth_rate++;
+			body = text("a password was checked for this client less than a second ago\n", &len);
+			return reply(c, MHD_HTTP_TOO_MANY_REQUESTS, body, len);
+		case AUTH_NO:
+			h->st.auth_failed++;
+			return unauthorized(c);
+		}
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		h->st.not_found++;
@@ -365,7 +461,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return reply(c, strcmp(url, "/") ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK, body, len);
 	}
 	h->st.served++;
-	if (h->fn(h->ctx, &body, &len)) {
+	if (h->fn(h->ctx, detail, &body, &len)) {
 		h->st.served--;
 		h->st.failed++;
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, 0);
@@ -425,9 +521,10 @@ static bool is_loopback(const struct sockaddr *a)
 }
 
 struct httpd *httpd_start(struct loop *l, const struct sockaddr *addr, socklen_t len,
-			  httpd_render_fn fn, void *ctx, int *err)
+			  struct webconfig *wc, httpd_render_fn fn, void *ctx, int *err)
 {
 	unsigned int flags = MHD_USE_EPOLL | (addr->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+	const char *cert = webconfig_cert(wc), *key = webconfig_key(wc);
 	const union MHD_DaemonInfo *info;
 	struct httpd *h = calloc(1, sizeof(*h));
 	struct utsname un;
@@ -439,6 +536,7 @@ struct httpd *httpd_start(struct loop *l, const struct sockaddr *addr, socklen_t
 	h->loop = l;
 	h->fn = fn;
 	h->ctx = ctx;
+	h->wc = wc;
 	h->mhd_fd = h->tfd = -1;
 	/* no privilege needed (any user's `ss` asks the same); without it,
 	 * local users are told apart by address only, as remote ones */
@@ -446,8 +544,23 @@ struct httpd *httpd_start(struct loop *l, const struct sockaddr *addr, socklen_t
 	h->loopback = is_loopback(addr);
 	if (!uname(&un))
 		snprintf(h->node, sizeof(h->node), "%s", un.nodename);
+	if (cert) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			*err = -EPROTONOSUPPORT;
+			goto fail;
+		}
+		flags |= MHD_USE_TLS;
+	}
 	errno = 0;
+	/* the key and certificate only with MHD_USE_TLS (MHD refuses them
+	 * otherwise): an array, ended early without TLS */
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key },
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+				  MHD_OPTION_ARRAY, cert ? tls : tls + 2,
 				  MHD_OPTION_SOCK_ADDR, addr,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTPD_MAX_CONNS,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_TIMEOUT_S,

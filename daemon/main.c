@@ -46,6 +46,7 @@
 #include "log.h"
 #include "loop.h"
 #include "paths.h"
+#include "webconfig.h"
 #include "window.h"
 #include "sample.h"
 #include "status.h"
@@ -77,6 +78,7 @@ struct daemon {
 	struct loop loop;		/* every source: rings, signals, timer, socket, kvref */
 	struct control *ctl;
 	struct httpd *http;		/* --metrics-addr, or NULL */
+	struct webconfig *wc;		/* --web-config, or NULL */
 	/* for the metrics: sums over closed rows, and clustering time */
 	uint64_t page_refaults, kv_swap_ins;
 	uint64_t vectors[LABEL_COUNT];
@@ -315,20 +317,30 @@ static void counters_take(struct daemon *d, struct counters *c)
 
 /* ---- the metrics endpoint (metrics.h renders, httpd.h serves) ---- */
 
+struct collect {
+	struct metrics_keys ks;
+	bool detail;
+};
+
+/* Without detail one series a domain: the sum over its caches, files and
+ * pools (key ""), which /proc/meminfo's Slab: and Cached: already tell
+ * every user; per-cache counts are what /proc/slabinfo (0400) keeps from
+ * them, and a file's or pool's name is its owner's business. */
 static int collect_key(struct acc *a, void *ctx)
 {
-	struct metrics_keys *ks = ctx;
+	struct collect *co = ctx;
 
-	metrics_keys_add(ks, domain_name(a->key.domain), a->file[0] ? a->file : a->name,
+	metrics_keys_add(&co->ks, domain_name(a->key.domain),
+			 !co->detail ? "" : a->file[0] ? a->file : a->name,
 			 a->live_objs, a->live_bytes);
-	return ks->err;
+	return co->ks.err;
 }
 
-static int render_metrics(void *ctx, char **body, size_t *len)
+static int render_metrics(void *ctx, bool detail, char **body, size_t *len)
 {
 	struct daemon *d = ctx;
 	struct metrics m = { .version = CACHESCOPED_VERSION };
-	struct metrics_keys ks = { 0 };
+	struct collect co = { .detail = detail };
 	struct counters c;
 	int err;
 
@@ -337,13 +349,13 @@ static int render_metrics(void *ctx, char **body, size_t *len)
 	if (err)
 		return err;
 	counters_metrics(&c, &m);
-	wtable_foreach(d->wt, collect_key, &ks);
-	err = ks.err;
+	wtable_foreach(d->wt, collect_key, &co);
+	err = co.ks.err;
 	if (!err) {
-		metrics_keys_finish(&ks, METRICS_MAX_KEYS);
-		err = metrics_render(&m, &ks, body, len);
+		metrics_keys_finish(&co.ks, METRICS_MAX_KEYS);
+		err = metrics_render(&m, &co.ks, body, len);
 	}
-	metrics_keys_release(&ks);
+	metrics_keys_release(&co.ks);
 	return err;
 }
 
@@ -352,12 +364,14 @@ static int start_metrics(struct daemon *d)
 	int err;
 
 	d->http = httpd_start(&d->loop, (struct sockaddr *)&d->env.metrics_sa, d->env.metrics_salen,
-			      render_metrics, d, &err);
+			      d->wc, render_metrics, d, &err);
 	if (!d->http) {
-		log_err("cannot serve metrics on %s: %s", d->env.metrics_addr, strerror(-err));
+		log_err("cannot serve metrics on %s: %s", d->env.metrics_addr,
+			err == -EPROTONOSUPPORT ? "this libmicrohttpd has no TLS" : strerror(-err));
 		return err;
 	}
-	log_info("serving Prometheus metrics at http://%s/metrics", d->env.metrics_addr);
+	log_info("serving Prometheus metrics at http%s://%s/metrics%s", webconfig_cert(d->wc) ? "s" : "",
+		 d->env.metrics_addr, webconfig_users(d->wc) ? " to its --web-config users" : "");
 	return 0;
 }
 
@@ -597,6 +611,22 @@ static int reload_rules(struct daemon *d, char *msg, size_t n)
 		 d->env.rules_path ? "--rules " : "no --rules file",
 		 d->env.rules_path ? d->env.rules_path : "", d->env.nrule_args);
 	log_info("%s", msg);
+	return 0;
+}
+
+/* --web-config, read while the daemon may still read any file: its key
+ * may be one only its owner reads. */
+static int setup_web_config(struct daemon *d)
+{
+	char why[512];
+
+	if (!d->env.web_config)
+		return 0;
+	d->wc = webconfig_load(d->env.web_config, why, sizeof(why));
+	if (!d->wc) {
+		log_err("invalid --web-config: %s", why);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -901,7 +931,7 @@ static int parse(struct daemon *d, int argc, char **argv)
 	if (err)
 		return err > 0 ? 1 : -EINVAL;
 	log_verbosity = d->env.verbose;
-	return setup_rules(d) ? -EINVAL : 0;
+	return setup_rules(d) || setup_web_config(d) ? -EINVAL : 0;
 }
 
 /* Signals and the outputs, before anything is loaded. */
@@ -1088,6 +1118,7 @@ static void release(struct daemon *d)
 {
 	csv_abort(d->csv);
 	httpd_stop(d->http);
+	webconfig_free(d->wc);
 	control_free(d->ctl);
 	control_close(d->lfd, d->env.socket_path);
 	loop_release(&d->loop);

@@ -287,7 +287,7 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 	one_u64(f, "cachescope_scrapes_total", "counter", "Requests for /metrics answered",
 		m->scrapes);
 	named(f, "cachescope_http_refused_total", "counter",
-	      "Metrics-endpoint connections or requests refused, by reason (client_limit: the client had its share open; deadline: the request took too long; host: Host: named another machine)",
+	      "Metrics-endpoint connections or requests refused, by reason (client_limit: the client had its share open; deadline: the request took too long; host: Host: named another machine; auth: no or a wrong user; auth_rate: a password check a second)",
 	      "reason", &m->http_refused);
 	if (fclose(f) || !*out) {
 		free(*out);

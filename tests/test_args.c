@@ -192,6 +192,12 @@ static void args_parse__metrics_addr__parsed_or_refused(void **state)
 	assert_null(env.metrics_addr);
 	env_defaults(&env);
 	assert_int_equal(PARSE(&env, "--metrics-addr", "127.0.0.1:70000"), -EINVAL);
+	/* a web config is of the endpoint: not without one */
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--web-config", "/etc/cachescope/web.yml"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--metrics-addr", "9464", "--web-config", "w.yml"), 0);
+	assert_string_equal(env.web_config, "w.yml");
 }
 
 static void args_parse__help__returns_one(void **state)

@@ -23,8 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <crypt.h>
 #include "../daemon/httpd.h"
 #include "../daemon/loop.h"
+#include "../daemon/webconfig.h"
 
 struct fixture {
 	struct loop loop;
@@ -32,13 +34,16 @@ struct fixture {
 	size_t body_len;	/* what render gives: 'x' * body_len + "\n" */
 	int fail;		/* render returns this */
 	int renders;
+	bool detail;		/* of the last render */
+	struct webconfig *wc;
 };
 
-static int render(void *ctx, char **body, size_t *len)
+static int render(void *ctx, bool detail, char **body, size_t *len)
 {
 	struct fixture *f = ctx;
 
 	f->renders++;
+	f->detail = detail;
 	if (f->fail)
 		return f->fail;
 	*body = malloc(f->body_len + 1);
@@ -68,7 +73,7 @@ static int setup(void **state)
 	f->body_len = 10;
 	assert_int_equal(loop_init(&f->loop), 0);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	f->h = httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), render, f, &err);
+	f->h = httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), NULL, render, f, &err);
 	assert_non_null(f->h);
 	assert_true(httpd_port(f->h) > 0);
 	*state = f;
@@ -80,6 +85,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	httpd_stop(f->h);
+	webconfig_free(f->wc);
 	loop_release(&f->loop);
 	free(f);
 	return 0;
@@ -173,7 +179,7 @@ static void httpd_start__port_taken__null_eaddrinuse(void **state)
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	a.sin_port = htons((uint16_t)httpd_port(f->h));
-	assert_null(httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), render, f, &err));
+	assert_null(httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), NULL, render, f, &err));
 	assert_int_equal(err, -EADDRINUSE);
 }
 
@@ -436,7 +442,7 @@ static void httpd__any_addr__own_name_answered(void **state)
 
 	httpd_stop(f->h);
 	a.sin_addr.s_addr = htonl(INADDR_ANY);
-	f->h = httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), render, f, &err);
+	f->h = httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), NULL, render, f, &err);
 	assert_non_null(f->h);
 	assert_int_equal(uname(&un), 0);
 	un.nodename[strcspn(un.nodename, ".")] = 0;
@@ -446,6 +452,207 @@ static void httpd__any_addr__own_name_answered(void **state)
 	snprintf(name, sizeof(name), "%sx.cluster.internal", un.nodename);
 	get_host(f, name, "HTTP/1.1 421");
 	get_host(f, "attacker.example", "HTTP/1.1 421");
+}
+
+/* req sent as uid from a child (a blocking client), its answer's first
+ * line compared with want; the loop runs here meanwhile. */
+static void get_as(struct fixture *f, uid_t uid, const char *req, const char *want)
+{
+	long end = now_ms() + 5000;
+	pid_t pid = fork();
+	int st = -1;
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		char buf[4096];
+		size_t got = 0;
+		ssize_t r;
+		int fd;
+
+		if (setgid(uid) || setuid(uid))
+			_exit(2);
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons((uint16_t)httpd_port(f->h));
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
+		    write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+			_exit(3);
+		while (got + 1 < sizeof(buf) && (r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+			got += (size_t)r;
+		buf[got] = 0;
+		if (strncmp(buf, want, strlen(want))) {
+			fprintf(stderr, "uid %u: want %s, got %.60s\n", (unsigned int)uid, want, buf);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	while (now_ms() < end && waitpid(pid, &st, WNOHANG) == 0)
+		loop_run_once(&f->loop, 10);
+	if (st == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* Per-cache figures only to whom the kernel shows /proc/slabinfo: a root
+ * peer's render has detail, another user's has not. */
+static void httpd__other_user__no_detail(void **state)
+{
+	struct fixture *f = *state;
+
+	if (geteuid())
+		skip();
+	get_as(f, 0, GET("/metrics"), "HTTP/1.1 200");
+	assert_true(f->detail);
+	get_as(f, 65534, GET("/metrics"), "HTTP/1.1 200");
+	assert_false(f->detail);
+	assert_int_equal(f->renders, 2);
+}
+
+/* A web config with a user, its bcrypt hash made here at cost 4. */
+static char *auth_config(char *dir, size_t n, const char *extra)
+{
+	struct crypt_data cd = { 0 };
+	char salt[CRYPT_GENSALT_OUTPUT_SIZE], *path;
+	FILE *fp;
+
+	snprintf(dir, n, "/tmp/cs-httpd.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(crypt_gensalt_rn("$2y$", 4, NULL, 0, salt, sizeof(salt)));
+	assert_non_null(crypt_rn("secret", salt, &cd, sizeof(cd)));
+	assert_int_equal(asprintf(&path, "%s/web.yml", dir) > 0, 1);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "# as the exporter toolkit reads it\nbasic_auth_users:\n  alice: %s\n%s",
+		cd.output, extra ? extra : "");
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+static void restart_with(struct fixture *f, const char *path)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	char why[512];
+	int err;
+
+	f->wc = webconfig_load(path, why, sizeof(why));
+	if (!f->wc)
+		fail_msg("%s", why);
+	httpd_stop(f->h);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	f->h = httpd_start(&f->loop, (struct sockaddr *)&a, sizeof(a), f->wc, render, f, &err);
+	assert_non_null(f->h);
+}
+
+#define AUTH_GET(b64) "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic " b64 \
+	"\r\nConnection: close\r\n\r\n"
+#define ALICE_SECRET "YWxpY2U6c2VjcmV0"	/* alice:secret */
+#define ALICE_WRONG "YWxpY2U6d3Jvbmc="	/* alice:wrong */
+#define BOB_SECRET "Ym9iOnNlY3JldA=="	/* bob:secret */
+
+/* With users every request must name one (401 and WWW-Authenticate, root
+ * too), and a user's render has detail, whatever uid scrapes; a second
+ * bcrypt check within a second of a client's last is refused (429), and
+ * a pair verified once is not checked again. */
+static void httpd__web_config_users__401_or_detail(void **state)
+{
+	struct fixture *f = *state;
+	char dir[64], buf[4096], *path = auth_config(dir, sizeof(dir), NULL);
+	struct httpd_stats st;
+	int fd;
+
+	restart_with(f, path);
+	fd = client(f, GET("/metrics"));
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 401"));
+	assert_non_null(strstr(buf, "WWW-Authenticate: Basic realm=\"cachescoped\""));
+	fd = client(f, AUTH_GET(ALICE_SECRET));
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	assert_true(f->detail);
+	/* cached: no check, so not refused for the rate */
+	fd = client(f, AUTH_GET(ALICE_SECRET));
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	/* a wrong password right after that check: 429, then 401 */
+	fd = client(f, AUTH_GET(ALICE_WRONG));
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 429"));
+	usleep((HTTPD_CHECK_GAP_MS + 100) * 1000);
+	fd = client(f, AUTH_GET(ALICE_WRONG));
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 401"));
+	usleep((HTTPD_CHECK_GAP_MS + 100) * 1000);
+	fd = client(f, AUTH_GET(BOB_SECRET));	/* no such user */
+	exchange(f, fd, buf, sizeof(buf), 3000);
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 401"));
+	httpd_get_stats(f->h, &st);
+	assert_int_equal(st.served, 2);
+	assert_int_equal(st.auth_failed, 3);
+	assert_int_equal(st.auth_rate, 1);
+	if (geteuid() == 0) {
+		/* another uid is another client: its own check, and detail */
+		f->detail = false;
+		get_as(f, 65534, AUTH_GET(ALICE_SECRET), "HTTP/1.1 200");
+		assert_true(f->detail);
+	}
+	unlink(path);
+	rmdir(dir);
+	free(path);
+}
+
+/* TLS from tls_server_config: curl, trusting the certificate made here,
+ * gets the body over https; plain HTTP is not answered. */
+static void httpd__tls__https_answered(void **state)
+{
+	struct fixture *f = *state;
+	char dir[64], cmd[1024], extra[256], buf[4096], *path;
+	long end;
+	pid_t pid;
+	int st = -1, fd;
+
+	if (system("command -v openssl >/dev/null && command -v curl >/dev/null")) {
+		fail_msg("openssl and curl wanted (make test installs them)");
+	}
+	snprintf(extra, sizeof(extra), "tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n");
+	path = auth_config(dir, sizeof(dir), extra);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+		 "-keyout k.pem -out c.pem -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+		 ">/dev/null 2>&1 && chmod 600 k.pem", dir);
+	assert_int_equal(system(cmd), 0);
+	restart_with(f, path);
+	snprintf(cmd, sizeof(cmd), "curl -sf --max-time 4 --cacert %s/c.pem -u alice:secret "
+		 "-o %s/body https://127.0.0.1:%d/metrics", dir, dir, httpd_port(f->h));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (end = now_ms() + 6000; now_ms() < end && waitpid(pid, &st, WNOHANG) == 0;)
+		loop_run_once(&f->loop, 10);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(f->detail);
+	assert_int_equal(f->renders, 1);
+	fd = client(f, AUTH_GET(ALICE_SECRET));
+	exchange(f, fd, buf, sizeof(buf), 2000);
+	close(fd);
+	assert_null(strstr(buf, "HTTP/1.1 200"));
+	assert_int_equal(f->renders, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	free(path);
 }
 
 int main(void)
@@ -462,6 +669,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(httpd__trickling_request__closed_at_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__foreign_host__421, setup, teardown),
 		cmocka_unit_test_setup_teardown(httpd__any_addr__own_name_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__other_user__no_detail, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__web_config_users__401_or_detail, setup, teardown),
+		cmocka_unit_test_setup_teardown(httpd__tls__https_answered, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("httpd", tests, NULL, NULL);

@@ -22,10 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <crypt.h>
 #include "helpers/harness.h"
 
 static long now_ms(void)
@@ -83,9 +85,10 @@ static double sample_of(const char *path, const char *series)
 }
 
 static void start_with_metrics(struct daemon *d, const char *name, int secs, int port,
-			       char *addr, size_t n)
+			       char *addr, size_t n, const char *web_config)
 {
-	const char *extra[] = { "--workload", "leak", "--metrics-addr", addr, NULL };
+	const char *extra[] = { "--workload", "leak", "--metrics-addr", addr,
+				web_config ? "--web-config" : NULL, web_config, NULL };
 
 	snprintf(addr, n, "127.0.0.1:%d", port);
 	daemon_start(d, name, secs, extra);
@@ -103,7 +106,7 @@ static void metrics__leak_workload__promtool_passes_and_leak_shows(void **state)
 
 	need_tools(state, tools);
 	port = free_port();
-	start_with_metrics(&d, "metrics", 25, port, addr, sizeof(addr));
+	start_with_metrics(&d, "metrics", 25, port, addr, sizeof(addr), NULL);
 	snprintf(path, sizeof(path), "%s/metrics.txt", tmpdir);
 	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", path);
 	/* up as soon as the control socket is */
@@ -123,8 +126,20 @@ static void metrics__leak_workload__promtool_passes_and_leak_shows(void **state)
 	assert_true(leak_vec > 0);
 	assert_true(leak_keys > 0);
 	assert_true(sample_of(path, "cachescope_events_consumed_total") > 0);
-	/* a key of kvref's pool, summed over its processes */
-	assert_true(count_in_file(path, "cachescope_live_bytes{domain=\"kv\",key=") >= 1);
+	/* a key of kvref's pool, summed over its processes, and slab caches
+	 * one by one: root scrapes, and root may read /proc/slabinfo */
+	assert_true(count_in_file(path, "cachescope_live_bytes{domain=\"kv\",key=\"kv") >= 1);
+	assert_true(count_in_file(path, "cachescope_live_bytes{domain=\"slab\",key=\"") > 1);
+	/* another user gets one sum a domain: no cache, file or pool named */
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid=65534 --regid=65534 --clear-groups "
+		 "curl -sf --max-time 5 http://127.0.0.1:%d/metrics > %s/nobody.txt", port, tmpdir);
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
+	snprintf(path, sizeof(path), "%s/nobody.txt", tmpdir);
+	assert_int_equal(count_in_file(path, "cachescope_live_bytes{domain=\"slab\",key=\"\"}"), 1);
+	assert_int_equal(count_in_file(path, "cachescope_live_bytes{domain=\"slab\""), 1);
+	assert_int_equal(count_in_file(path, "cachescope_live_bytes{domain=\"kv\",key=\"kv"), 0);
+	assert_true(sample_of(path, "cachescope_events_consumed_total") > 0);
+	snprintf(path, sizeof(path), "%s/metrics.txt", tmpdir);
 	/* counted as answered, and only /metrics is served */
 	assert_true(sample_of(path, "cachescope_scrapes_total") >= scrapes);
 	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/x",
@@ -149,7 +164,7 @@ static void metrics__idle_scrapers__ingest_goes_on_then_served(void **state)
 
 	need_tools(state, tools);
 	port = free_port();
-	start_with_metrics(&d, "idle", 40, port, addr, sizeof(addr));
+	start_with_metrics(&d, "idle", 40, port, addr, sizeof(addr), NULL);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	a.sin_port = htons(port);
 	for (i = 0; i < 16; i++) {
@@ -183,12 +198,16 @@ static void metrics__idle_scrapers__ingest_goes_on_then_served(void **state)
 	assert_int_equal(daemon_wait(&d), 0);
 }
 
-/* A real Prometheus server scrapes the daemon every second and answers a
- * query for the leak series through its HTTP API. */
+/* A real Prometheus server scrapes the daemon every second, over TLS and
+ * as a --web-config user (its password's bcrypt hash made here), and
+ * answers a query for the leak series through its HTTP API, and one for a
+ * pool's own series, which only such a user is shown. */
 static void metrics__prometheus_server__answers_leak_query(void **state)
 {
 	const char *tools[] = { "curl", "prometheus", NULL };
-	char conf[300], data[300], log[300], addr[64], cmd[1024], out[8192];
+	char conf[300], data[300], log[300], web[300], addr[64], cmd[1024], out[8192];
+	char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+	struct crypt_data cd = { 0 };
 	int port, pport, st;
 	struct daemon d;
 	bool found = false;
@@ -199,16 +218,36 @@ static void metrics__prometheus_server__answers_leak_query(void **state)
 	need_tools(state, tools);
 	port = free_port();
 	pport = free_port();
+	if (!have("openssl")) {
+		fprintf(stderr, "openssl not installed (make test-deps): skipped\n");
+		skip();
+	}
+	snprintf(web, sizeof(web), "%s/web.yml", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+		 "-keyout tls.key -out tls.crt -days 1 -subj /CN=127.0.0.1 "
+		 "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 && chmod 600 tls.key", tmpdir);
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
+	assert_non_null(crypt_gensalt_rn("$2y$", 6, NULL, 0, salt, sizeof(salt)));
+	assert_non_null(crypt_rn("s3cret pass", salt, &cd, sizeof(cd)));
+	f = fopen(web, "w");
+	assert_non_null(f);
+	fprintf(f, "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n"
+		   "basic_auth_users:\n  prometheus: %s\n", cd.output);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(web, 0600), 0);
 	snprintf(conf, sizeof(conf), "%s/prometheus.yml", tmpdir);
 	snprintf(data, sizeof(data), "%s/prom-data", tmpdir);
 	snprintf(log, sizeof(log), "%s/prometheus.log", tmpdir);
 	f = fopen(conf, "w");
 	assert_non_null(f);
 	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-		   "scrape_configs:\n  - job_name: cachescope\n    static_configs:\n"
-		   "      - targets: ['127.0.0.1:%d']\n", port);
+		   "scrape_configs:\n  - job_name: cachescope\n"
+		   "    scheme: https\n    tls_config:\n      ca_file: %s/tls.crt\n"
+		   "    basic_auth:\n      username: prometheus\n      password: 's3cret pass'\n"
+		   "    static_configs:\n      - targets: ['127.0.0.1:%d']\n", tmpdir, port);
 	fclose(f);
-	start_with_metrics(&d, "prom", 45, port, addr, sizeof(addr));
+	start_with_metrics(&d, "prom", 45, port, addr, sizeof(addr), web);
 	prom = fork();
 	assert_true(prom >= 0);
 	if (!prom) {
@@ -233,6 +272,14 @@ static void metrics__prometheus_server__answers_leak_query(void **state)
 		found = strstr(out, "\"status\":\"success\"") &&
 			strstr(out, "\"__name__\":\"cachescope_vectors_total\"") &&
 			strstr(out, "\"label\":\"leak\"");
+	}
+	snprintf(cmd, sizeof(cmd), "curl -s --max-time 3 'http://127.0.0.1:%d/api/v1/query' "
+		 "--data-urlencode 'query=cachescope_live_bytes{domain=\"kv\",key=~\"kv.+\",job=\"cachescope\"}'",
+		 pport);
+	if (found) {
+		assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+		if (!strstr(out, "\"domain\":\"kv\""))
+			fail_msg("no pool's own series through the web config user: %s", out);
 	}
 	kill(prom, SIGTERM);
 	assert_int_equal(waitpid(prom, &st, 0), prom);
