@@ -221,9 +221,10 @@ $(OUTPUT)/tests/test_metrics: $(OUTPUT)/tests/test_metrics.o $(OUTPUT)/daemon/me
 $(OUTPUT)/tests/test_status: $(OUTPUT)/tests/test_status.o $(OUTPUT)/daemon/status.o $(CORE_LIB)
 $(OUTPUT)/tests/test_paths: $(OUTPUT)/tests/test_paths.o $(OUTPUT)/daemon/paths.o
 $(OUTPUT)/tests/test_httpd: $(OUTPUT)/tests/test_httpd.o $(OUTPUT)/daemon/httpd.o $(OUTPUT)/daemon/loop.o \
-	$(OUTPUT)/daemon/webconfig.o
+	$(OUTPUT)/daemon/webconfig.o $(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_httpd: TEST_LDLIBS := -lmicrohttpd -lyaml -lcrypt
-$(OUTPUT)/tests/test_webconfig: $(OUTPUT)/tests/test_webconfig.o $(OUTPUT)/daemon/webconfig.o
+$(OUTPUT)/tests/test_webconfig: $(OUTPUT)/tests/test_webconfig.o $(OUTPUT)/daemon/webconfig.o \
+	$(OUTPUT)/daemon/strutil.o
 $(OUTPUT)/tests/test_webconfig: TEST_LDLIBS := -lyaml -lcrypt
 $(OUTPUT)/tests/test_csv: $(OUTPUT)/tests/test_csv.o $(CORE_LIB)
 $(OUTPUT)/tests/test_csvread: $(OUTPUT)/tests/test_csvread.o $(CORE_LIB)
@@ -460,7 +461,7 @@ $(FUZZ_OUT)/fuzz_args: tests/fuzz/fuzz_args.c daemon/args.c daemon/strutil.c dae
 	daemon/classify.c
 
 FUZZERS += rules
-$(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c
+$(FUZZ_OUT)/fuzz_rules: tests/fuzz/fuzz_rules.c daemon/classify.c daemon/strutil.c
 FUZZ_EXTRA_fuzz_rules := -lm
 
 FUZZERS += csvread

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "classify.h"
+#include "strutil.h"
 
 const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_REFAULT_SHARE] = { "thrash_refault_share", 0.3,
@@ -164,20 +165,14 @@ int rules_load(struct rules *r, const char *path, int *bad_line)
 	char *line = NULL, *s;
 	size_t cap = 0;
 	int n = 0, err = 0, fd;
-	struct stat st;
 	FILE *f;
 
 	*bad_line = 0;
-	/* a FIFO would block the loop that reloads (SIGHUP), a device might
-	 * never end: a regular file, of a size a list of rules has */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* a FIFO would block the loop that reloads (SIGHUP): a regular file,
+	 * of a size a list of rules has */
+	fd = open_regular(path, RULES_MAX_BYTES, NULL);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > RULES_MAX_BYTES) {
-		err = fstat(fd, &st) ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : -EFBIG;
-		close(fd);
-		return err;
-	}
+		return fd;
 	f = fdopen(fd, "r");
 	if (!f) {
 		err = -errno;

@@ -28,6 +28,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <microhttpd.h>
+#include "clock.h"
 #include "httpd.h"
 #include "loop.h"
 #include "webconfig.h"
@@ -41,7 +42,6 @@ struct conn {
 	struct MHD_Connection *c;	/* NULL: a free slot */
 	int fd;
 	uint64_t client;		/* client_key() */
-	bool root;			/* a local peer of uid 0 */
 	int64_t deadline_ms;		/* of the request in progress; INT64_MAX once shut */
 };
 
@@ -65,10 +65,7 @@ struct httpd {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(clock_ns(CLOCK_MONOTONIC) / NSEC_PER_MSEC);
 }
 
 /* ---- who a connection belongs to ---- */
@@ -154,10 +151,12 @@ static int peer_uid(int diag_fd, const struct sockaddr_storage *local,
 	return 0;
 }
 
+#define CLIENT_UID (1ull << 63)
+
 /* A client: a local peer's uid (bit 63 set), else a hash of the peer's
  * address without its port (bit 63 clear).  Every local user shares
  * 127.0.0.1, so on loopback only the uid tells them apart. */
-static uint64_t client_key(struct httpd *h, int fd, bool *root)
+static uint64_t client_key(struct httpd *h, int fd)
 {
 	struct sockaddr_storage local, peer;
 	socklen_t ll = sizeof(local), pl = sizeof(peer);
@@ -172,10 +171,8 @@ static uint64_t client_key(struct httpd *h, int fd, bool *root)
 	unmap(&local);
 	unmap(&peer);
 	if (h->diag_fd >= 0 && peer.ss_family == local.ss_family &&
-	    !peer_uid(h->diag_fd, &local, &peer, &uid)) {
-		*root = uid == 0;
-		return 1ull << 63 | uid;
-	}
+	    !peer_uid(h->diag_fd, &local, &peer, &uid))
+		return CLIENT_UID | uid;
 	if (peer.ss_family == AF_INET) {
 		b = (const void *)&((struct sockaddr_in *)&peer)->sin_addr;
 		n = 4;
@@ -187,7 +184,13 @@ static uint64_t client_key(struct httpd *h, int fd, bool *root)
 	}
 	for (i = 0; i < n; i++)
 		x = (x ^ b[i]) * 1099511628211ull;
-	return (x ^ peer.ss_family) & ~(1ull << 63);
+	return (x ^ peer.ss_family) & ~CLIENT_UID;
+}
+
+/* a local peer of uid 0 */
+static bool client_root(uint64_t client)
+{
+	return client == CLIENT_UID;
 }
 
 static void shut(struct conn *k)
@@ -204,7 +207,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	struct conn *k, *free_slot = NULL;
 	unsigned int same = 0;
 	uint64_t client;
-	bool root = false;
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		k = *socket_context;
@@ -215,7 +217,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (!info)
 		return;
-	client = client_key(h, info->connect_fd, &root);
+	client = client_key(h, info->connect_fd);
 	for (k = h->conns; k < h->conns + HTTPD_SLOTS; k++) {
 		if (!k->c) {
 			if (!free_slot)
@@ -230,7 +232,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		return;
 	}
 	k = free_slot;
-	*k = (struct conn){ .c = c, .fd = info->connect_fd, .client = client, .root = root,
+	*k = (struct conn){ .c = c, .fd = info->connect_fd, .client = client,
 			    .deadline_ms = now_ms() + HTTPD_REQUEST_S * 1000 };
 	*socket_context = k;
 	if (same >= HTTPD_CLIENT_CONNS) {
@@ -434,7 +436,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	k = info ? info->socket_context : NULL;
 	/* the kernel shows /proc/slabinfo to root only: so does this, unless
 	 * --web-config names who else may see it (and then asks everyone) */
-	detail = k && k->root;
+	detail = k && client_root(k->client);
 	if (webconfig_users(h->wc)) {
 		switch (authenticate(h, c, k)) {
 		case AUTH_OK:

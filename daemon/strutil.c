@@ -8,10 +8,13 @@
  * screen.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "strutil.h"
 
 /* The length of the valid UTF-8 character at s (len bytes left), its code
@@ -111,4 +114,29 @@ int str_to_long(const char *s, long min, long max, long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+int open_regular(const char *path, off_t max, struct stat *stp)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else if (st.st_size > max)
+		err = -EFBIG;
+	else
+		err = 0;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (stp)
+		*stp = st;
+	return fd;
 }

@@ -3,12 +3,14 @@
  * Text that other processes chose (comm, file and cache names, GPU kernel
  * names, kvref's lines) made safe for root's terminal: every byte a
  * terminal could act on is written as \xNN.  Used by the daemon's tables,
- * logs and control-socket replies and by the cachescope CLI.
+ * logs and control-socket replies and by the cachescope CLI.  Also the
+ * one numeric parser and the one opener of files an operator names.
  */
 #ifndef CS_STRUTIL_H
 #define CS_STRUTIL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* keep LF and TAB (text of several lines) */
 #define STR_KEEP_NL 1
@@ -36,5 +38,15 @@ const char *str_escape(char *buf, size_t n, const char *s, int flags);
  * -ERANGE (outside min..max); *out is then untouched.
  */
 int str_to_long(const char *s, long min, long max, long *out);
+
+/*
+ * The one way a file an operator names (--rules, --web-config and what it
+ * names) is opened: read-only, close-on-exec, O_NONBLOCK so that a FIFO
+ * cannot block the open, and only a regular file of at most max bytes
+ * (a device might never end).  Returns the descriptor, with its fstat()
+ * in *st when st is not NULL, or -errno: -EINVAL not a regular file,
+ * -EFBIG larger than max.
+ */
+int open_regular(const char *path, off_t max, struct stat *st);
 
 #endif

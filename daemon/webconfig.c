@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
+#include "strutil.h"
 #include "webconfig.h"
 
 struct user {
@@ -49,17 +50,13 @@ static int slurp(const char *path, const char *what, mode_t forbid, char **out, 
 	char *buf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return fail(why, n, "%s %s: %s", what, path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
+	fd = open_regular(path, WEBCONFIG_MAX_BYTES, &st);
+	if (fd == -EINVAL)
 		return fail(why, n, "%s %s: not a regular file", what, path);
-	}
-	if (st.st_size > WEBCONFIG_MAX_BYTES) {
-		close(fd);
+	if (fd == -EFBIG)
 		return fail(why, n, "%s %s: larger than %d bytes", what, path, WEBCONFIG_MAX_BYTES);
-	}
+	if (fd < 0)
+		return fail(why, n, "%s %s: %s", what, path, strerror(-fd));
 	if (st.st_mode & forbid) {
 		close(fd);
 		return fail(why, n, "%s %s: mode %04o lets others %s it (chmod %s)", what, path,
@@ -103,9 +100,8 @@ static char *beside(const char *base, const char *path)
 	return s;
 }
 
-static const char *scalar(yaml_document_t *doc, yaml_node_t *node)
+static const char *scalar(yaml_node_t *node)
 {
-	(void)doc;
 	return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
 }
 
@@ -130,13 +126,13 @@ static int users(struct webconfig *wc, yaml_document_t *doc, yaml_node_t *map, c
 	yaml_node_pair_t *p;
 	unsigned int i;
 
-	if (map->type == YAML_SCALAR_NODE && !*scalar(doc, map))
+	if (map->type == YAML_SCALAR_NODE && !*scalar(map))
 		return 0;	/* basic_auth_users: (nothing) */
 	if (map->type != YAML_MAPPING_NODE)
 		return fail(why, n, "basic_auth_users: expected a map of user: bcrypt hash");
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		const char *name = scalar(doc, yaml_document_get_node(doc, p->key));
-		const char *hash = scalar(doc, yaml_document_get_node(doc, p->value));
+		const char *name = scalar(yaml_document_get_node(doc, p->key));
+		const char *hash = scalar(yaml_document_get_node(doc, p->value));
 
 		if (!name || !*name || strchr(name, ':'))
 			return fail(why, n, "basic_auth_users: a user name must be a non-empty string without ':'");
@@ -171,8 +167,8 @@ static int tls(struct webconfig *wc, const char *path, yaml_document_t *doc, yam
 	if (map->type != YAML_MAPPING_NODE)
 		return fail(why, n, "tls_server_config: expected a map with cert_file and key_file");
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
-		const char *v = scalar(doc, yaml_document_get_node(doc, p->value));
+		const char *k = scalar(yaml_document_get_node(doc, p->key));
+		const char *v = scalar(yaml_document_get_node(doc, p->value));
 
 		if (k && !strcmp(k, "cert_file") && v && *v)
 			cert = v;
@@ -218,11 +214,11 @@ static int parse(struct webconfig *wc, const char *path, const char *text, size_
 		return err;
 	}
 	root = yaml_document_get_root_node(&doc);
-	if (root && !(root->type == YAML_SCALAR_NODE && !*scalar(&doc, root))) {
+	if (root && !(root->type == YAML_SCALAR_NODE && !*scalar(root))) {
 		if (root->type != YAML_MAPPING_NODE)
 			err = fail(why, n, "%s: expected a map (tls_server_config, basic_auth_users)", path);
 		for (p = root->data.mapping.pairs.start; !err && p < root->data.mapping.pairs.top; p++) {
-			const char *k = scalar(&doc, yaml_document_get_node(&doc, p->key));
+			const char *k = scalar(yaml_document_get_node(&doc, p->key));
 			yaml_node_t *v = yaml_document_get_node(&doc, p->value);
 
 			if (k && !strcmp(k, "basic_auth_users"))
