@@ -300,14 +300,19 @@ int BPF_USDT(gpu_memory, long op, __u64 address, __u64 bytes, __u64 timestamp, l
  * each (a bin the process does not let us read ends the batch; a count over
  * CS_GPU_BATCH_MAX or a layout of another version is flagged, and the
  * daemon rejects it). */
+struct batch_ctx {
+	__u64 bins;
+	__u8 flags;		/* probe_trust()'s, once a batch */
+};
+
 static long gpu_batch_bin(__u32 i, void *ctx)
 {
-	__u64 bins = *(__u64 *)ctx;
+	struct batch_ctx *c = ctx;
 	struct cs_gpu_bin b;
 
-	if (bpf_probe_read_user(&b, sizeof(b), (const void *)(bins + i * sizeof(b))))
+	if (bpf_probe_read_user(&b, sizeof(b), (const void *)(c->bins + i * sizeof(b))))
 		return 1;
-	emit_gpu(&b, false);	/* a drop is counted */
+	emit_gpu(&b, c->flags);	/* a drop is counted */
 	return 0;
 }
 
@@ -315,12 +320,13 @@ SEC("usdt")
 int BPF_USDT(gpu_batch, __u64 bins, long n, long version)
 {
 	struct cs_gpu_bin b = { .op = CS_GPU_DROPPED };
+	struct batch_ctx c = { .bins = bins, .flags = probe_trust() };
 
 	if (version != CS_GPU_BATCH_VERSION || (unsigned long)n > CS_GPU_BATCH_MAX) {
-		emit_gpu(&b, true);
+		emit_gpu(&b, c.flags | CS_F_RANGE);
 		return 0;
 	}
-	bpf_loop((__u32)n, gpu_batch_bin, &bins, 0);
+	bpf_loop((__u32)n, gpu_batch_bin, &c, 0);
 	return 0;
 }
 

@@ -166,6 +166,17 @@ enum cs_kv_op {
 					 * writeback workers): the daemon counts
 					 * all its files in one key, not a key
 					 * per file it evicts from */
+#define CS_F_FOREIGN	(1u << 6)	/* user-space probe record of a process
+					 * the operator did not choose to
+					 * believe: not named by --pid or
+					 * --cgroup, its real uid not one of
+					 * --probe-user's (root by default);
+					 * the daemon rejects it unless it
+					 * started the process (--workload) */
+
+/* users whose processes' probe records are believed (--probe-user) */
+#define CS_PROBE_UIDS		8
+
 #define CS_GPU_MAX_DEVICES	1024
 
 /* Interrupt nesting of a CPU (irq_ctx), from the irq_handler and softirq

@@ -17,6 +17,10 @@ const volatile __u32 wakeup_bytes = 256 << 10;
 const volatile __u32 page_shift = 12;
 const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
 const volatile bool time_runs = false;	/* run_hist: programs time themselves */
+/* --probe-user: the real uids whose probe records are believed (root's
+ * by default: probe_uids[0] is 0) */
+const volatile __u32 probe_uids[CS_PROBE_UIDS] = {};
+const volatile __u32 probe_nuids = 1;
 
 /* Slab objects of the caches of a slot are tracked 1 in 2^cache_shift[slot]
  * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS); the daemon's sampler sets it. */

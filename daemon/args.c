@@ -10,6 +10,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ enum {
 	OPT_WEB_CONFIG,
 	OPT_INTERVAL,
 	OPT_PID_TREE,
+	OPT_PROBE_USER,
 };
 
 /* parse_opt's "help was printed": ends the parse, args_parse returns 1 */
@@ -82,6 +84,7 @@ static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace only this process (repeatable)", 0 },
 	{ "comm", 'c', "NAME", 0, "Trace only tasks with this command name", 0 },
 	{ "pid-tree", OPT_PID_TREE, NULL, 0, "With --pid: also trace the processes' descendants, those alive at start and those forked later", 0 },
+	{ "probe-user", OPT_PROBE_USER, "USER", 0, "Believe the GPU and KV probe records of this user's processes too (repeatable, at most 7; default: root's, those of --pid and --cgroup processes and --workload's kvref; others are rejected as untrusted)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace only tasks in this cgroup v2 directory or any cgroup below it", 0 },
 	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
 	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
@@ -136,6 +139,8 @@ void env_defaults(struct env *env)
 	env->fold_ms = 1000;
 	env->sample_shift = -1;
 	env->sample_budget = 50000;
+	env->probe_uids[0] = 0;
+	env->nprobe_uids = 1;
 }
 
 /* strtol with range and trailing-garbage checks; one line on failure. */
@@ -205,6 +210,34 @@ static int num_opt(int key, const char *arg, struct env *env)
 	return -1;
 }
 
+/* --probe-user: a user name, else a numeric uid; root is always believed. */
+static int probe_user(const char *arg, struct env *env)
+{
+	const struct passwd *pw = *arg ? getpwnam(arg) : NULL;
+	uint32_t uid;
+	long v;
+	int i;
+
+	if (pw)
+		uid = pw->pw_uid;
+	else if (!str_to_long(arg, 0, UINT32_MAX - 1, &v))
+		uid = (uint32_t)v;
+	else {
+		fprintf(stderr, "cachescoped: invalid --probe-user '%s': no such user\n", arg);
+		return EINVAL;
+	}
+	for (i = 0; i < env->nprobe_uids; i++)
+		if (env->probe_uids[i] == uid)
+			return 0;
+	if (env->nprobe_uids >= CS_PROBE_UIDS) {
+		fprintf(stderr, "cachescoped: too many --probe-user options (at most %d)\n",
+			CS_PROBE_UIDS - 1);
+		return EINVAL;
+	}
+	env->probe_uids[env->nprobe_uids++] = uid;
+	return 0;
+}
+
 /* Which processes are traced (--pid, --comm, --pid-tree, --cgroup): 0 or
  * EINVAL (said on stderr); -1 for any other key. */
 static int scope_opt(int key, const char *arg, struct env *env)
@@ -236,6 +269,8 @@ static int scope_opt(int key, const char *arg, struct env *env)
 	case OPT_CGROUP:
 		env->cgroup_path = arg;
 		return 0;
+	case OPT_PROBE_USER:
+		return probe_user(arg, env);
 	default:
 		return -1;
 	}

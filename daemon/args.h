@@ -6,8 +6,10 @@
 #define CS_ARGS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include "../bpf/cachescope.h"
 #include "proto.h"
 
 #define ENV_MAX_PIDS 1024
@@ -27,6 +29,10 @@ struct env {
 	pid_t pids[ENV_MAX_PIDS];
 	int npids;
 	bool pid_tree;		/* --pid-tree: and their descendants */
+	/* real uids whose processes' probe records are believed: root's
+	 * first, then --probe-user's (bpf/cachescope.h: CS_F_FOREIGN) */
+	uint32_t probe_uids[CS_PROBE_UIDS];
+	int nprobe_uids;
 	char comm[16];
 	const char *cgroup_path;
 	const char *csv_path;

@@ -55,7 +55,8 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "gpu_records", c->gpu_records);
 	report_u64(f, "gpu_bins", c->gpu_bins);
 	report_u64(f, "cupti_dropped", c->cupti_dropped);
-	/* records of user-space probes rejected for their values, by reason */
+	report_u64(f, "gpu_release_unmatched", c->w.gpu_release_unmatched);
+	/* records of user-space probes rejected (untrusted, out of bounds), by reason */
 	report_u64(f, "usdt_rejected", c->w.rejected);
 	for (r = 0; r < REJ_N; r++) {
 		snprintf(name, sizeof(name), "usdt_rejected_%s", usdt_reject_name(r));
@@ -97,6 +98,7 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->gpu_bins = c->gpu_bins;
 	m->cupti_dropped = c->cupti_dropped;
 	m->gpu_late = c->w.gpu_late;
+	m->gpu_release_unmatched = c->w.gpu_release_unmatched;
 	m->sample_shift = c->sample_shift;
 	m->sample_shift_peak = c->sample_shift_peak;
 	m->sample_slots = c->sample_slots;

@@ -14,6 +14,7 @@
 #ifndef CS_GPU_H
 #define CS_GPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "../bpf/cachescope.h"
 
@@ -21,8 +22,10 @@ struct acc;
 struct wslot;
 struct wrow;
 
-/* Account the gpu record e (usdt_check passed) on key a's window slot s. */
-void gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e);
+/* Account the gpu record e (usdt_check passed) on key a's window slot s,
+ * every sum saturating.  A release of more than the key holds live stops
+ * the live count at zero; true then, for the caller to count. */
+bool gpu_add(struct acc *a, struct wslot *s, const struct cs_event *e);
 
 #define GPU_JOIN_MAX 64
 

@@ -208,6 +208,10 @@ static int configure(struct loader *ld, const struct env *env)
 	/* processes named with --pid are what the user wants apart */
 	skel->rodata->time_runs = env->bpf_stats;
 	skel->rodata->fold_young_ns = env->npids ? 0 : (uint64_t)env->fold_ms * 1000000ull;
+	/* whose user-space probe records are believed (CS_F_FOREIGN) */
+	for (i = 0; i < env->nprobe_uids; i++)
+		skel->rodata->probe_uids[i] = env->probe_uids[i];
+	skel->rodata->probe_nuids = env->nprobe_uids;
 	if (env->comm[0]) {
 		skel->rodata->filter_comm = true;
 		memcpy((char *)skel->rodata->comm_filter, env->comm, sizeof(env->comm));

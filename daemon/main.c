@@ -116,18 +116,21 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		d->bad_records++;
 		return 0;
 	}
+	/* a probe record rejected (not believed, out of bounds) counts
+	 * nowhere but in the rejections */
+	if (wtable_reject(d->wt, &e))
+		return 0;
 	if (e.type == CS_EV_GPU) {
 		if (e.gpu.op == CS_GPU_DROPPED) {	/* a count, not a record */
-			if (!wtable_reject(d->wt, &e))
-				d->cupti_dropped += e.gpu.bytes;
+			d->cupti_dropped += e.gpu.bytes;
 			return 0;
 		}
 		d->gpu_bins++;
-		d->gpu_records += e.gpu.count <= CS_GPU_MAX_COUNT ? e.gpu.count : 0;
+		d->gpu_records += e.gpu.count;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
 		sampler_count(&d->smp, cs_shift_slot((uint32_t)e.slab.cache));
 	}
-	if (wtable_add(d->wt, &e))
+	if (wtable_apply(d->wt, &e))
 		d->lost_nomem++;
 	return 0;
 }
@@ -217,6 +220,15 @@ static bool is_workload(uint32_t tgid, void *ctx)
 	struct daemon *d = ctx;
 
 	return d->driving && wl_is_workload(&d->wl, tgid);
+}
+
+/* kvref runs as nobody: its probe records are believed because the
+ * daemon started it (its pid, while it lived) */
+static bool started_here(uint32_t tgid, uint64_t ts_ns, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	return d->driving && wl_started(&d->wl, tgid, ts_ns);
 }
 
 /* exec renames a process after its first keys were named: read its comm
@@ -1006,6 +1018,7 @@ static int load_and_attach(struct daemon *d)
 		.max_keys = (size_t)d->env.max_keys,
 		.alive = process_alive,
 		.key_gone = key_gone,
+		.believed = started_here,
 	});
 	setup_kstate(d);
 	return 0;

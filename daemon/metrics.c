@@ -263,6 +263,9 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 	one_u64(f, "cachescope_gpu_late_records_total", "counter",
 		"GPU records whose work ran in a window closed before they came (folded into the oldest open one)",
 		m->gpu_late);
+	one_u64(f, "cachescope_gpu_release_unmatched_total", "counter",
+		"GPU memory releases of more than their process had allocated (the live count stops at zero)",
+		m->gpu_release_unmatched);
 	one_u64(f, "cachescope_slab_sample_shift", "gauge",
 		"Largest slab sampling shift now: 1 in 2^shift objects tracked", m->sample_shift);
 	one_u64(f, "cachescope_slab_sample_shift_peak", "gauge",
@@ -272,7 +275,7 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 	one_u64(f, "cachescope_slab_sample_changes_total", "counter",
 		"Sampling shifts changed", m->sample_changes);
 	named(f, "cachescope_usdt_rejected_total", "counter",
-	      "User-space probe records rejected for their values, by reason", "reason",
+	      "User-space probe records rejected, by reason: untrusted (a process not believed) or a value out of bounds", "reason",
 	      &m->usdt_rejected);
 	one_u64(f, "cachescope_control_requests_total", "counter",
 		"Control-socket requests answered", m->control_served);

@@ -59,7 +59,7 @@ struct metrics {
 	struct metrics_named anomalous;	/* keys whose latest vector has the (anomaly) label */
 	uint64_t cluster_runs;
 	double cluster_s_total, cluster_last_s;
-	uint64_t gpu_records, gpu_bins, cupti_dropped, gpu_late;
+	uint64_t gpu_records, gpu_bins, cupti_dropped, gpu_late, gpu_release_unmatched;
 	unsigned int sample_shift, sample_shift_peak, sample_slots;
 	uint64_t sample_changes;
 	struct metrics_named usdt_rejected;	/* by reason */

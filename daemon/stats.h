@@ -20,4 +20,32 @@ uint64_t stats_log2_percentile(const uint32_t *hist, double q);
  * or where every x is the same. */
 double stats_slope(const double *x, const double *y, unsigned int n);
 
+/* Sums that saturate: records of user-space probes carry values their
+ * process chose, so a count of them stops at the type's end instead of
+ * wrapping (or, signed, being undefined). */
+static inline uint64_t sat_add_u64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline int64_t sat_add_i64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static inline int64_t sat_sub_i64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_sub_overflow(a, b, &r))
+		return r;
+	return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 #endif

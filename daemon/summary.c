@@ -188,7 +188,7 @@ static void warn_rejected(const struct wtable_stats *w)
 		if (w->rejected_by[r])
 			o += snprintf(by + o, sizeof(by) - o, " %s=%" PRIu64,
 				      usdt_reject_name(r), w->rejected_by[r]);
-	log_warn("%" PRIu64 " user-space probe records rejected for their values (%s ),"
+	log_warn("%" PRIu64 " user-space probe records rejected, by reason (%s ),"
 		 " the last from pid %u", w->rejected, by, w->rejected_tgid);
 }
 
@@ -226,9 +226,10 @@ void summary_print(const struct summary *s, FILE *out)
 		s->history_max);
 	if (s->gpu)
 		fprintf(out, "gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 " bins=%" PRIu64
-			" run_timed=%" PRIu64 " late=%" PRIu64 " split=%" PRIu64 "\n",
+			" run_timed=%" PRIu64 " late=%" PRIu64 " split=%" PRIu64
+			" release_unmatched=%" PRIu64 "\n",
 			s->gpu_records, s->cupti_dropped, s->gpu_bins, w->gpu_run_timed,
-			w->gpu_late, w->gpu_split);
+			w->gpu_late, w->gpu_split, w->gpu_release_unmatched);
 	fprintf(out, "usdt: rejected=%" PRIu64 " kv_blocks=%" PRIu64 " kv_queue_full=%" PRIu64
 		"\n", w->rejected, w->kv_blocks, w->kv_queue_full);
 	if (w->rejected)

@@ -7,6 +7,7 @@ static const char *const reject_names[REJ_N] = {
 	[REJ_RANGE] = "range", [REJ_KV_POOL] = "kv_pool", [REJ_KV_BUDGET] = "kv_budget",
 	[REJ_KV_BLOCK] = "kv_block", [REJ_KV_ARG] = "kv_arg", [REJ_GPU_TIME] = "gpu_time",
 	[REJ_GPU_BYTES] = "gpu_bytes", [REJ_GPU_KIND] = "gpu_kind", [REJ_GPU_COUNT] = "gpu_count",
+	[REJ_UNTRUSTED] = "untrusted",
 };
 
 const char *usdt_reject_name(unsigned int reason)

@@ -39,6 +39,9 @@ enum usdt_reject {
 			 * or an allocation bin's bytes not count x size */
 	REJ_GPU_KIND,	/* a copy kind not below GPU_MEMCPY_KINDS */
 	REJ_GPU_COUNT,	/* more than GPU_MAX_COUNT records in one */
+	REJ_UNTRUSTED,	/* of a process not believed (CS_F_FOREIGN, BPF): not
+			 * chosen by --pid or --cgroup, not of a --probe-user,
+			 * not started by the daemon (window.c) */
 	REJ_N
 };
 

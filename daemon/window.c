@@ -14,7 +14,9 @@
  * loses an object.  (The free cannot go to the others key at once: the
  * rings are drained one CPU after another, so a new key's first free may
  * come before its first alloc.)  So the table stays within its budget
- * whatever the load, and no count is lost.
+ * whatever the load, and no count is lost.  Keys of device memory and KV
+ * pools are the exception: what they held dies with their process, so an
+ * exited process's are forgotten, not merged.
  */
 #include <errno.h>
 #include <math.h>
@@ -26,6 +28,7 @@
 #include "gpu.h"
 #include "htab.h"
 #include "kvpool.h"
+#include "stats.h"
 #include "window.h"
 
 /* a process's key idle this long is checked for the process's exit */
@@ -275,14 +278,16 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 {
 	uint32_t i;
 
-	dst->live_objs += src->live_objs;
-	dst->live_bytes += src->live_bytes;
-	dst->total_allocs += src->total_allocs;
-	dst->total_frees += src->total_frees;
-	dst->total_unseen_frees += src->total_unseen_frees;
-	dst->total_page_adds += src->total_page_adds;
-	dst->total_page_dels += src->total_page_dels;
-	dst->total_refaults += src->total_refaults;
+	/* summed over processes: saturating (gpu keys' sums are of values
+	 * a process chose) */
+	dst->live_objs = sat_add_i64(dst->live_objs, src->live_objs);
+	dst->live_bytes = sat_add_i64(dst->live_bytes, src->live_bytes);
+	dst->total_allocs = sat_add_u64(dst->total_allocs, src->total_allocs);
+	dst->total_frees = sat_add_u64(dst->total_frees, src->total_frees);
+	dst->total_unseen_frees = sat_add_u64(dst->total_unseen_frees, src->total_unseen_frees);
+	dst->total_page_adds = sat_add_u64(dst->total_page_adds, src->total_page_adds);
+	dst->total_page_dels = sat_add_u64(dst->total_page_dels, src->total_page_dels);
+	dst->total_refaults = sat_add_u64(dst->total_refaults, src->total_refaults);
 	if (dst->oh && src->oh) {	/* one domain: both or neither */
 		for (i = 0; i < HIST_BUCKETS; i++)
 			dst->oh->life_hist[i] += src->oh->life_hist[i];
@@ -292,17 +297,24 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 		dst->first_ns = src->first_ns;
 }
 
-/* Forget a key with nothing live (drop) or merge it into its others key
- * (retire: live objects, totals and history go there, and so will the
- * frees of its objects).  Returns 0, or -ENOMEM (the key stays). */
-
-static void acc_drop(struct wtable *wt, struct acc *a)
+/* Forget a key: with nothing live (drop), or a key of device memory or
+ * of a KV pool whose process has exited, whose live state went with the
+ * process (the driver frees a context's memory, the pool was the
+ * process's own), so nothing is carried anywhere.  Or merge it into its
+ * others key (retire: live objects, totals and history go there, and so
+ * will the frees of its objects; returns 0, or -ENOMEM: the key stays). */
+static void acc_forget(struct wtable *wt, struct acc *a)
 {
 	if (wt->lim.key_gone)
 		wt->lim.key_gone(&a->key, NULL, wt->ctx);
 	kvpool_release(&a->pool, &wt->st.kv_blocks);
 	htab_remove(&wt->keys, a);
 	acc_free(a);
+}
+
+static void acc_drop(struct wtable *wt, struct acc *a)
+{
+	acc_forget(wt, a);
 	wt->st.keys_dropped++;
 }
 
@@ -451,9 +463,10 @@ static void row_derive(struct wrow *r, const struct acc *a,
 	r->live_objs = a->live_objs;
 	r->live_bytes = a->live_bytes;
 	if (next) {	/* the next window's events, already in the totals */
-		r->live_objs -= (int64_t)next->allocs - (int64_t)next->frees;
-		r->live_bytes -= (int64_t)next->bytes_alloc -
-				 (int64_t)next->bytes_freed;
+		r->live_objs = sat_add_i64(sat_sub_i64(r->live_objs, (int64_t)next->allocs),
+					   (int64_t)next->frees);
+		r->live_bytes = sat_add_i64(sat_sub_i64(r->live_bytes, (int64_t)next->bytes_alloc),
+					    (int64_t)next->bytes_freed);
 	}
 	r->lifetime_p50_ns = stats_log2_percentile(s->lifetime_hist, 0.5);
 	r->refault_dist_p50 = stats_log2_percentile(s->refault_hist, 0.5);
@@ -467,8 +480,7 @@ static bool process_gone(struct wtable *wt, const struct acc *a)
 {
 	uint32_t t = a->key.tgid;
 
-	if (!wt->lim.alive || !t || t == CS_TGID_OTHER || tgid_is_family(t) ||
-	    a->key.domain == DOM_KV || a->key.domain == DOM_GPU)
+	if (!wt->lim.alive || !t || t == CS_TGID_OTHER || tgid_is_family(t))
 		return false;
 	return !wt->lim.alive(t, wt->ctx);
 }
@@ -506,9 +518,14 @@ static void table_gc(struct wtable *wt)
 		else if (!acc_retire(wt, old[i]))
 			wt->st.keys_idle_merged++;
 	}
-	for (i = 0; i < ngone; i++)
-		if (!acc_retire(wt, gone[i]))
+	for (i = 0; i < ngone; i++) {
+		if (gone[i]->key.domain == DOM_GPU || gone[i]->key.domain == DOM_KV) {
+			acc_forget(wt, gone[i]);
 			wt->st.keys_exited++;
+		} else if (!acc_retire(wt, gone[i])) {
+			wt->st.keys_exited++;
+		}
+	}
 	free(gone);
 	free(old);
 	slots_trim(wt, wt->busy_max);
@@ -643,8 +660,12 @@ static bool reject(struct wtable *wt, const struct cs_event *e, unsigned int rea
 
 bool wtable_reject(struct wtable *wt, const struct cs_event *e)
 {
-	unsigned int why = usdt_check(e);
+	unsigned int why;
 
+	if ((e->flags & CS_F_FOREIGN) && (e->type == CS_EV_KV || e->type == CS_EV_GPU) &&
+	    !(wt->lim.believed && wt->lim.believed(e->tgid, e->ts_ns, wt->ctx)))
+		return reject(wt, e, REJ_UNTRUSTED);
+	why = usdt_check(e);
 	return why != REJ_NONE && reject(wt, e, why);
 }
 
@@ -714,7 +735,7 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
 	else if (k.domain == DOM_PAGE)
 		add_page(a, s, e);
 	else if (k.domain == DOM_GPU)
-		gpu_add(a, s, e);
+		wt->st.gpu_release_unmatched += gpu_add(a, s, e);
 	else if ((why = kvpool_add(a, s, e, &wt->st.kv_blocks)) != REJ_NONE)
 		reject(wt, e, why);
 	return 0;
@@ -875,12 +896,15 @@ static int kv_queue(struct wtable *wt, const struct cs_event *e)
 
 int wtable_add(struct wtable *wt, const struct cs_event *e)
 {
+	return wtable_reject(wt, e) ? 0 : wtable_apply(wt, e);
+}
+
+int wtable_apply(struct wtable *wt, const struct cs_event *e)
+{
 	struct cs_event f, a;
 	uint64_t late;
 	int err;
 
-	if (wtable_reject(wt, e))
-		return 0;
 	if (e->type == CS_EV_KV)
 		return kv_queue(wt, e);
 	if (e->type == CS_EV_GPU)

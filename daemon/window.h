@@ -212,6 +212,8 @@ struct wtable_stats {
 	uint64_t gpu_run_timed, gpu_late;
 	uint64_t gpu_split;	/* of those, records whose run straddled windows:
 				 * busy time and bytes split over them */
+	uint64_t gpu_release_unmatched;	/* gpu releases of more than their key held
+					 * live (stopped at zero) */
 	uint64_t kv_blocks;	/* per-block state held now, all pools */
 	uint64_t kv_queue_full;	/* kv records applied early: the queue was full */
 };
@@ -229,6 +231,10 @@ struct wtable_limits {
 	 * nothing of it was live), so a later stage can do the same with
 	 * what it keeps per key */
 	void (*key_gone)(const struct wkey *key, const struct wkey *into, void *ctx);
+	/* whether a probe record BPF flagged CS_F_FOREIGN, of process tgid at
+	 * ts_ns, is of a process the caller started itself (NULL: none is;
+	 * every flagged record is rejected, reason untrusted) */
+	bool (*believed)(uint32_t tgid, uint64_t ts_ns, void *ctx);
 };
 
 void wtable_set_limits(struct wtable *wt, const struct wtable_limits *l);
@@ -287,8 +293,11 @@ void wtable_free(struct wtable *wt);
  * for a rejected user-space probe record, counted in the stats), or
  * -ENOMEM (the event is lost and counted by the caller). */
 int wtable_add(struct wtable *wt, const struct cs_event *e);
+/* The same for an event that wtable_reject() has passed. */
+int wtable_apply(struct wtable *wt, const struct cs_event *e);
 
-/* The checks of a user-space probe record that need no state (also for
+/* The checks of a user-space probe record: its process believed (see
+ * wtable_limits.believed), then the bounds that need no state (also for
  * CS_GPU_DROPPED, which the caller sums itself): true when it is rejected,
  * counted in the stats. */
 bool wtable_reject(struct wtable *wt, const struct cs_event *e);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "clock.h"
 #include "strutil.h"
 #include "workload.h"
 
@@ -164,12 +165,20 @@ void wl_read(struct wl *w, uint64_t now_ns)
 		w->exit_ns = now_ns;
 		waitpid(w->pid, &w->status, 0);
 		w->pid = 0;
+		w->reaped_ns = clock_ns(CLOCK_MONOTONIC);
 	}
 }
 
 bool wl_is_workload(const struct wl *w, uint32_t tgid)
 {
 	return w->tgid && (pid_t)tgid == w->tgid;
+}
+
+/* Until it is reaped its pid is its own (a zombie holds it); records
+ * stamped after that may be of a process that got the pid again. */
+bool wl_started(const struct wl *w, uint32_t tgid, uint64_t ts_ns)
+{
+	return wl_is_workload(w, tgid) && (w->pid > 0 || ts_ns <= w->reaped_ns);
 }
 
 void wl_tally(struct wl *w, uint64_t ts_ns, const char *key, enum cs_label label)
@@ -307,6 +316,7 @@ void wl_stop(struct wl *w)
 		kill(w->pid, SIGTERM);
 		waitpid(w->pid, &w->status, 0);
 		w->pid = 0;
+		w->reaped_ns = clock_ns(CLOCK_MONOTONIC);
 	}
 	if (w->fd >= 0) {
 		close(w->fd);

@@ -35,6 +35,7 @@ struct wl_phase {
 struct wl {
 	pid_t pid;			/* while it runs */
 	pid_t tgid;			/* its process, also after it exited */
+	uint64_t reaped_ns;		/* CLOCK_MONOTONIC when it was reaped */
 	uid_t uid;			/* the user it runs as */
 	int fd;				/* kvref's stdout, or -1 once closed */
 	bool exited;
@@ -68,6 +69,9 @@ void wl_files_close(struct wl_files *f);
 /* Read what kvref printed; notes phases, keeps its report, sees EOF. */
 void wl_read(struct wl *w, uint64_t now_ns);
 bool wl_is_workload(const struct wl *w, uint32_t tgid);
+/* Whether a record of process tgid stamped ts_ns (CLOCK_MONOTONIC) is of
+ * the kvref this started: its pid, and it was not reaped before ts_ns. */
+bool wl_started(const struct wl *w, uint32_t tgid, uint64_t ts_ns);
 /* Count one labelled vector of a workload key at time ts_ns. */
 void wl_tally(struct wl *w, uint64_t ts_ns, const char *key, enum cs_label label);
 /* Print kvref's report and the score; returns the phases labelled as the

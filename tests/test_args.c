@@ -143,6 +143,43 @@ static void args_parse__interval__off_by_default_range_checked(void **state)
 	assert_int_equal(PARSE(&env, "--interval", "1s"), -EINVAL);
 }
 
+/* root's probe records are always believed; --probe-user adds a user by
+ * name or uid, once each, at most CS_PROBE_UIDS - 1 of them */
+static void args_parse__probe_user__root_first_names_and_uids(void **state)
+{
+	struct env env;
+
+	(void)state;
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--duration", "5"), 0);
+	assert_int_equal(env.nprobe_uids, 1);
+	assert_int_equal(env.probe_uids[0], 0);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--probe-user", "nobody", "--probe-user", "1000",
+			       "--probe-user", "65534", "--probe-user", "root"), 0);
+	assert_int_equal(env.nprobe_uids, 3);
+	assert_int_equal(env.probe_uids[0], 0);
+	assert_int_equal(env.probe_uids[1], 65534);
+	assert_int_equal(env.probe_uids[2], 1000);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--probe-user", "no-such-user-here"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--probe-user", ""), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--probe-user", "-1"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--probe-user", "4294967295"), -EINVAL);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--probe-user", "1", "--probe-user", "2", "--probe-user", "3",
+			       "--probe-user", "4", "--probe-user", "5", "--probe-user", "6",
+			       "--probe-user", "7"), 0);
+	assert_int_equal(env.nprobe_uids, CS_PROBE_UIDS);
+	env_defaults(&env);
+	assert_int_equal(PARSE(&env, "--probe-user", "1", "--probe-user", "2", "--probe-user", "3",
+			       "--probe-user", "4", "--probe-user", "5", "--probe-user", "6",
+			       "--probe-user", "7", "--probe-user", "8"), -EINVAL);
+}
+
 static void args_parse__workload_on_cuda__backend_stored(void **state)
 {
 	struct env env;
@@ -261,6 +298,7 @@ int main(void)
 		cmocka_unit_test(args_parse__interval__off_by_default_range_checked),
 		cmocka_unit_test(args_parse__gpu_probes__batch_by_default),
 		cmocka_unit_test(args_parse__workload_on_cuda__backend_stored),
+		cmocka_unit_test(args_parse__probe_user__root_first_names_and_uids),
 		cmocka_unit_test(args_parse__sample__power_of_two_or_auto),
 		cmocka_unit_test(args_parse__metrics_addr__parsed_or_refused),
 		cmocka_unit_test(args_parse__help__returns_one),

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "helpers/harness.h"
+#include "helpers/tmpdir.h"
 
 /* ---- tests ---- */
 
@@ -365,7 +366,8 @@ static void gpu__forged_cupti_values__rejected_and_counted(void **state)
 
 	/* 10 rounds: 5 kernels, 2 KV kernels again, 2 copies, 2 memory records
 	 * each, and the 4 forged records */
-	assert_int_equal(count_in_file(d.out, "gpu: records=114 cupti_dropped=0"), 1);
+	/* a rejected record counts in the rejections alone */
+	assert_int_equal(count_in_file(d.out, "gpu: records=110 cupti_dropped=0"), 1);
 	assert_int_equal(count_in_file(d.out, "usdt: rejected=4 "), 1);
 	assert_int_equal(count_in_file(d.out, "range=1 gpu_time=1 gpu_bytes=1 gpu_kind=1 "), 1);
 	assert_int_equal(sum(&t, "gpu-kernels", pid, "gpu_kernels"), 50);
@@ -393,6 +395,101 @@ static void gpu__forged_cupti_values_in_batches__kept_out_by_library(void **stat
 	assert_int_equal(sum(&t, "gpu-kv-kernels", pid, "gpu_kernels"), 20);
 	assert_int_equal(sum(&t, "gpu-memory", pid, "gpu_copy_in_bytes"), 10ull << 20);
 	assert_int_equal(sum(&t, "gpu-memory", pid, "allocs"), 10);
+}
+
+/* One line's number after "<prefix>pid " or "<prefix>library: ... bins ". */
+static unsigned long feed_value(const char *out, const char *prefix, const char *what)
+{
+	const char *line = out;
+	char head[64];
+	unsigned long v;
+	const char *p;
+
+	snprintf(head, sizeof(head), "%s%s", prefix, !strcmp(what, "pid") ? "pid " : "library: ");
+	for (; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (strncmp(line, head, strlen(head)))
+			continue;
+		if (!strcmp(what, "pid"))
+			return strtoul(line + strlen(head), NULL, 10);
+		assert_non_null(p = strstr(line, " bins "));
+		assert_int_equal(sscanf(p, " bins %lu", &v), 1);
+		return v;
+	}
+	fail_msg("no '%s' line in: %s", head, out);
+	return 0;
+}
+
+static int gpu_rows_of(const struct table *t, long tgid)
+{
+	int r, n = 0;
+
+	for (r = 0; r < t->nrows; r++)
+		n += !strncmp(cell(t, r, "key"), "gpu-", 4) && atol(cell(t, r, "tgid")) == tgid;
+	return n;
+}
+
+/* An unprivileged neighbour loads the same CUPTI library (a copy both can
+ * read, the one the daemon watches) and hands it records while a root
+ * process does: nothing the neighbour sends is believed, every record of
+ * it is counted as untrusted, and the root process's keys and the totals
+ * are exactly its own.  With --probe-user nobody the same records count. */
+static void gpu__unprivileged_neighbour__records_rejected_untrusted(void **state)
+{
+	char lib[300], dir[64], copy[128], cmd[1600], out[2048], want[96];
+	static const char *const users[] = { NULL, "nobody" };
+	unsigned long bins;
+	struct daemon d;
+	struct table t;
+	long mine, theirs;
+	int i;
+
+	need_root(state);
+	cupti_lib(state, lib, sizeof(lib));
+	if (run_cmd("command -v setpriv >/dev/null", NULL, 0)) {
+		fprintf(stderr, "no setpriv: skipped\n");
+		skip();
+	}
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "neighbour"), 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/tests/helpers/gpufeed' '%s/' && chmod 0755 '%s'/*",
+		 lib, build, dir, dir);
+	assert_int_equal(run_cmd(cmd, NULL, 0), 0);
+	snprintf(copy, sizeof(copy), "%s/libcachescope_cupti.so", dir);
+	for (i = 0; i < 2; i++) {
+		/* 1 s each, side by side; the neighbour's lines prefixed */
+		run_beside(&d, users[i] ? "neighbour-believed" : "neighbour", 4,
+			   users[i] ? (const char *const[]){ "--gpu-lib", copy, "--probe-user",
+							     users[i], NULL }
+				    : (const char *const[]){ "--gpu-lib", copy, NULL },
+			   &t, out, sizeof(out),
+			   "{ setpriv --reuid=nobody --regid=nogroup --clear-groups %s/gpufeed %s 1"
+			   " | sed 's/^/nobody /'; } & %s/gpufeed %s 1; wait",
+			   dir, copy, dir, copy);
+		mine = (long)feed_value(out, "", "pid");
+		theirs = (long)feed_value(out, "nobody ", "pid");
+		bins = feed_value(out, "nobody ", "bins");
+		assert_true(mine > 0 && theirs > 0 && mine != theirs && bins > 0);
+		/* the root process's figures are its own, to the record */
+		assert_int_equal(sum(&t, "gpu-kernels", mine, "gpu_kernels"), 500);
+		assert_int_equal(sum(&t, "gpu-kv-kernels", mine, "gpu_kernels"), 200);
+		assert_int_equal(sum(&t, "gpu-memory", mine, "gpu_copy_in_bytes"), 100ull << 20);
+		assert_int_equal(sum(&t, "gpu-memory", mine, "allocs"), 100);
+		assert_int_equal(sum(&t, "gpu-memory", mine, "frees"), 100);
+		if (!users[i]) {
+			assert_int_equal(gpu_rows_of(&t, theirs), 0);
+			assert_int_equal(count_in_file(d.out, "gpu: records=1100 cupti_dropped=0 "), 1);
+			snprintf(want, sizeof(want), "usdt: rejected=%lu ", bins);
+			assert_int_equal(count_in_file(d.out, want), 1);
+			snprintf(want, sizeof(want), " untrusted=%lu ), the last from pid %ld", bins,
+				 theirs);
+			assert_int_equal(count_in_file(d.out, want), 1);
+		} else {
+			assert_int_equal(sum(&t, "gpu-kernels", theirs, "gpu_kernels"), 500);
+			assert_int_equal(count_in_file(d.out, "gpu: records=2200 cupti_dropped=0 "), 1);
+			assert_int_equal(count_in_file(d.out, "usdt: rejected=0 "), 1);
+		}
+	}
+	assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 /*
@@ -1270,6 +1367,7 @@ int main(void)
 		cmocka_unit_test(gpu__cupti_records__gpu_keys_and_host_join),
 		cmocka_unit_test(gpu__forged_cupti_values__rejected_and_counted),
 		cmocka_unit_test(gpu__forged_cupti_values_in_batches__kept_out_by_library),
+		cmocka_unit_test(gpu__unprivileged_neighbour__records_rejected_untrusted),
 		cmocka_unit_test(cuda_backend__on_host__logits_equal_cpu_across_swap),
 		cmocka_unit_test(cuda_backend__on_host__kv_pool_gpu_under_daemon),
 		cmocka_unit_test(gpu__knownwork_emulated__exact_counts_under_daemon),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include "../daemon/stats.h"
 #include "../daemon/window.h"
 
 #define MS 1000000ull
@@ -1302,6 +1303,137 @@ static void wtable_add__gpu_releases_with_age__old_population_is_what_lives(void
  * it began, the sums exact); the part of it in windows already closed is
  * folded into the oldest open one; and the run ends at the record's
  * arrival at the latest. */
+/* Believed: tgid 42, and only before T0 + 100 ms (as kvref is until it is
+ * reaped). */
+static bool started_42(uint32_t tgid, uint64_t ts_ns, void *ctx)
+{
+	(void)ctx;
+	return tgid == 42 && ts_ns <= T0 + 100 * MS;
+}
+
+/* A record BPF flagged foreign (a process of a user not believed) is
+ * rejected before it is anything, whatever its values, unless the caller
+ * started the process; unflagged records of any process count. */
+static void wtable_add__foreign_probe_records__rejected_unless_started_here(void **state)
+{
+	struct rows rows = { .n = 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_row, NULL, &rows);
+	struct wtable_stats st;
+	struct cs_event e;
+	int i, allocs = 0;
+
+	(void)state;
+	wtable_set_limits(wt, &(struct wtable_limits){ .max_keys = 64, .believed = started_42 });
+	e = gpu_bin(T0 + 10 * MS, CS_GPU_ALLOC, T0 + 5 * MS, T0 + 6 * MS, 2, 0, 2 * 4096);
+	e.gpu.size = 4096;
+	e.flags |= CS_F_FOREIGN;
+	assert_false(wtable_reject(wt, &e));		/* 42, started here */
+	wtable_apply(wt, &e);
+	e.tgid = 43;					/* a neighbour's */
+	assert_true(wtable_reject(wt, &e));
+	e.tgid = 42;
+	e.ts_ns = T0 + 150 * MS;			/* after 42 was reaped */
+	assert_int_equal(wtable_add(wt, &e), 0);
+	e = kv_ev(T0 + 20 * MS, CS_KV_POOL, 16, 0, 73728);
+	e.tgid = 43;
+	e.flags |= CS_F_FOREIGN;
+	wtable_add(wt, &e);
+	e = gpu_bin(T0 + 30 * MS, CS_GPU_ALLOC, T0 + 25 * MS, T0 + 26 * MS, 1, 0, 4096);
+	e.tgid = 44;					/* unflagged: believed */
+	e.gpu.size = 4096;
+	wtable_add(wt, &e);
+	wtable_close_all(wt);
+	st = stats_of(wt);
+	assert_int_equal(st.rejected, 3);
+	assert_int_equal(st.rejected_by[REJ_UNTRUSTED], 3);
+	assert_string_equal(usdt_reject_name(REJ_UNTRUSTED), "untrusted");
+	assert_int_equal(st.kv_blocks, 0);
+	for (i = 0; i < rows.n; i++) {
+		assert_int_not_equal(rows.r[i].acc->key.tgid, 43);
+		allocs += (int)rows.r[i].s->allocs;
+	}
+	assert_int_equal(allocs, 3);
+	wtable_free(wt);
+}
+
+/* Releases of more than a key holds (memory from before the daemon, or no
+ * allocation at all) stop its live count at zero and are counted, so a
+ * later leak is not hidden under a negative figure; sums saturate. */
+static void wtable_add__release_past_live__stops_at_zero_counted(void **state)
+{
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
+	struct cs_event e;
+	struct acc *a;
+	int i;
+
+	(void)state;
+	e = gpu_bin(T0 + 10 * MS, CS_GPU_ALLOC, T0 + 5 * MS, T0 + 6 * MS, 1, 0, 4096);
+	e.gpu.size = 4096;
+	wtable_add(wt, &e);
+	for (i = 0; i < 3; i++) {
+		e = gpu_bin(T0 + 20 * MS, CS_GPU_RELEASE, T0 + 15 * MS, T0 + 16 * MS, 1000, 0,
+			    1000 * (uint64_t)(GPU_MAX_BYTES / 1000));
+		e.gpu.size = GPU_MAX_BYTES / 1000;
+		wtable_add(wt, &e);
+	}
+	assert_int_equal(stats_of(wt).rejected, 0);
+	assert_int_equal(stats_of(wt).gpu_release_unmatched, 3);
+	a = find_key(wt, 42, GPU_KEY_MEMORY);
+	assert_non_null(a);
+	assert_int_equal(a->live_objs, 0);
+	assert_int_equal(a->live_bytes, 0);
+	/* a leak after it shows from zero */
+	e = gpu_bin(T0 + 30 * MS, CS_GPU_ALLOC, T0 + 25 * MS, T0 + 26 * MS, 2, 0, 2 * 4096);
+	e.gpu.size = 4096;
+	wtable_add(wt, &e);
+	assert_int_equal(a->live_objs, 2);
+	assert_int_equal(a->live_bytes, 2 * 4096);
+	wtable_free(wt);
+
+	assert_true(sat_add_i64(INT64_MAX - 1, 5) == INT64_MAX);
+	assert_true(sat_add_i64(INT64_MIN + 1, -5) == INT64_MIN);
+	assert_true(sat_sub_i64(INT64_MIN + 1, 5) == INT64_MIN);
+	assert_true(sat_add_u64(UINT64_MAX - 1, 5) == UINT64_MAX);
+	assert_true(sat_add_i64(-3, 5) == 2);
+}
+
+static bool only_43_alive(uint32_t tgid, void *ctx)
+{
+	(void)ctx;
+	return tgid == 43;
+}
+
+/* Device memory and a KV pool die with their process: the keys of an
+ * exited one are forgotten, not carried into an others key where a
+ * neighbour's forged figures would stay. */
+static void wtable_close__exited_gpu_and_kv_keys__forgotten(void **state)
+{
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
+	struct wtable_stats st;
+	struct cs_event e;
+
+	(void)state;
+	wtable_set_limits(wt, &(struct wtable_limits){ .max_keys = 64, .alive = only_43_alive });
+	e = gpu_bin(T0 + 10 * MS, CS_GPU_ALLOC, T0 + 5 * MS, T0 + 6 * MS, 4, 0, 4 * 4096);
+	e.gpu.size = 4096;
+	wtable_add(wt, &e);				/* 42: exits */
+	e.tgid = 43;
+	wtable_add(wt, &e);				/* 43: lives */
+	e = kv_ev(T0 + 20 * MS, CS_KV_POOL, 16, 0, 73728);
+	e.tgid = 42;
+	wtable_add(wt, &e);				/* 42's pool */
+	wtable_close_until(wt, T0 + 300 * MS);
+	assert_int_equal(stats_of(wt).kv_blocks, 16);
+	wtable_close_until(wt, T0 + 5000 * MS + 128 * WIN);
+	st = stats_of(wt);
+	assert_int_equal(st.keys_exited, 2);
+	assert_int_equal(st.kv_blocks, 0);
+	assert_null(find_key(wt, 42, GPU_KEY_MEMORY));
+	assert_null(find_key(wt, CS_TGID_OTHER, GPU_KEY_MEMORY));
+	assert_int_equal(find_key(wt, 43, GPU_KEY_MEMORY)->live_objs, 4);
+	wtable_free(wt);
+}
+
 static void wtable_add__gpu_run_straddling_windows__split_by_time(void **state)
 {
 	struct rows rows = { .n = 0 };
@@ -1724,6 +1856,9 @@ int main(void)
 		cmocka_unit_test(wtable_add__forged_gpu_bins__rejected),
 		cmocka_unit_test(wtable_add__gpu_releases_with_age__old_population_is_what_lives),
 		cmocka_unit_test(wtable_add__gpu_run_straddling_windows__split_by_time),
+		cmocka_unit_test(wtable_add__foreign_probe_records__rejected_unless_started_here),
+		cmocka_unit_test(wtable_add__release_past_live__stops_at_zero_counted),
+		cmocka_unit_test(wtable_close__exited_gpu_and_kv_keys__forgotten),
 		cmocka_unit_test(wtable_add__gpu_bins_out_of_order__each_in_its_window),
 		cmocka_unit_test(wtable_add__kv_release_read_before_use_across_cpus__block_freed),
 		cmocka_unit_test(wtable_close_until__kv_out_of_order_over_window_end__ordered),
