@@ -64,6 +64,7 @@ struct daemon {
 	struct analysis an;
 	struct wl wl;
 	bool driving;			/* runs kvref (--workload) */
+	bool confined;			/* its filesystem read-only (privs_confine) */
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
 	struct csv *mem_csv;		/* rows for export when there is no --csv file */
@@ -574,17 +575,28 @@ static int drop_privileges(struct daemon *d)
 		.dir_locked = (d->csv && !privs_dir_writable(d->env.csv_path)) ||
 			      (d->env.socket_path && !privs_dir_writable(d->env.socket_path)),
 	};
+	const char *writes[] = { d->env.csv_path, d->env.socket_path };
 	cap_value_t keep[PRIVS_KEEP_MAX];
 	int n = privs_policy(&needs, keep), err;
-	char names[128];
+	char names[128], step[128];
 
+	/* the filesystem read-only but where the CSV and the socket go: a
+	 * refusal (a seccomp filter, a container without CAP_SYS_ADMIN) is
+	 * said, and the drop goes on */
+	err = privs_confine(writes, 2, step, sizeof(step));
+	d->confined = !err;
+	if (err)
+		log_warn("cannot make the filesystem read-only (%s: %s): the daemon keeps uid 0's write access to root's files",
+			 step, strerror(-err));
 	err = privs_drop(keep, n);
 	if (err) {
 		log_err("cannot drop privileges: %s", strerror(-err));
 		return err;
 	}
 	privs_names(keep, n, names, sizeof(names));
-	log_info("dropped privileges, no_new_privs set; capabilities kept: %s", names);
+	log_info("dropped privileges, no_new_privs set, filesystem %s; capabilities kept: %s",
+		 d->confined ? "read-only but for the CSV's and the socket's directories" : "writable",
+		 names);
 	return 0;
 }
 

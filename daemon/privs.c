@@ -4,7 +4,10 @@
  * socket and /proc/slabinfo are root's, reached by the owner's bits), but
  * keeps only the capabilities its later steps were measured to need; the
  * bounding set is cut to them before CAP_SETPCAP goes, so nothing it execs
- * can get more back.
+ * can get more back.  A uid 0 without capabilities still writes every
+ * root-owned file its owner may write (a 0644 sysctl, /etc/passwd), so
+ * before the drop its whole filesystem is made read-only, in a mount
+ * namespace of its own, but for the directories it writes in.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -163,6 +169,48 @@ int privs_policy(const struct privs_needs *needs, cap_value_t *keep)
 	if (needs->dir_locked)
 		keep[n++] = CAP_DAC_OVERRIDE;
 	return n;
+}
+
+int privs_confine(const char *const *paths, int n, char *failed, size_t size)
+{
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
+	struct mount_attr rw = { .attr_clr = MOUNT_ATTR_RDONLY };
+	char dir[PATH_MAX], cwd[PATH_MAX];
+	int i, err;
+
+#define STEP(what, call)							\
+	do {								\
+		if (call) {						\
+			err = -errno;					\
+			snprintf(failed, size, "%s", what);		\
+			return err;					\
+		}							\
+	} while (0)
+	/* mounts of its own, changes to them seen nowhere else */
+	STEP("unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS));
+	STEP("making / private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	/* each directory written later a mount of its own, so that it alone
+	 * can be made writable again */
+	for (i = 0; i < n; i++) {
+		if (!paths[i])
+			continue;
+		err = parent_of(paths[i], dir, sizeof(dir));
+		if (err) {
+			snprintf(failed, size, "%s", paths[i]);
+			return err;
+		}
+		STEP(paths[i], mount(dir, dir, NULL, MS_BIND, NULL));
+	}
+	STEP("making / read-only", mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)));
+	for (i = 0; i < n; i++)
+		if (paths[i] && !parent_of(paths[i], dir, sizeof(dir)))
+			STEP(paths[i], mount_setattr(AT_FDCWD, dir, 0, &rw, sizeof(rw)));
+	/* the working directory was taken before the binds: a relative path
+	 * must resolve through them too */
+	if (getcwd(cwd, sizeof(cwd)))
+		STEP("chdir", chdir(cwd));
+#undef STEP
+	return 0;
 }
 
 int privs_drop(const cap_value_t *keep, int n)

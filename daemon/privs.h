@@ -46,6 +46,13 @@ struct privs_needs {
  * how many. */
 int privs_policy(const struct privs_needs *needs, cap_value_t *keep);
 
+/* From now on every mount this process sees is read-only (and nosuid),
+ * but for the directories of the n paths (NULL ones skipped), in a mount
+ * namespace of its own: what uid 0 could write by its owner bits alone
+ * (a root-owned 0644 sysctl, /etc) it cannot once the capabilities are
+ * gone.  Needs CAP_SYS_ADMIN.  0, or -errno with the step that failed in
+ * failed. */
+int privs_confine(const char *const *paths, int n, char *failed, size_t size);
 /* Keep only keep[0..n): permitted, effective and bounding sets hold them
  * alone, inheritable and ambient are empty, securebits stop root from
  * gaining any by exec or setuid, and no_new_privs is set.  0 or -errno. */

@@ -163,6 +163,66 @@ static void privs__tracing__capabilities_dropped_no_new_privs(void **state)
 	assert_int_equal(access(d.sock, F_OK), -1);
 }
 
+/* uid 0 without capabilities still writes what root's owner bits allow
+ * (a 0644 sysctl, any root-owned file): after set-up, in the daemon's
+ * mount namespace, every mount is read-only but its CSV's and socket's
+ * directory, so not even full root writes a root-owned file there. */
+static void privs__after_setup__root_files_and_sysctls_read_only(void **state)
+{
+	char dir[64], file[128], cmd[600], out[1024], ns[64], line[512];
+	unsigned int rw_mounts = 0, mounts = 0;
+	struct daemon d;
+	FILE *f;
+	int fd;
+
+	need_root(state);
+	snprintf(dir, sizeof(dir), "/tmp/cs-test-rofile-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/owned-by-root", dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "kept\n", 5), 5);
+	close(fd);
+	daemon_start(&d, "privs-ro", 30, NULL);
+	assert_int_equal(status_field(d.pid, "Uid"), 0);
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)d.pid);
+	snprintf(cmd, sizeof(cmd), "nsenter --mount=%s sh -c 'echo forged >> %s' 2>&1", ns, file);
+	assert_int_not_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "Read-only file system"));
+	/* a sysctl written with the value it has: refused all the same */
+	snprintf(cmd, sizeof(cmd),
+		 "nsenter --mount=%s sh -c 'cat /proc/sys/vm/stat_interval > /proc/sys/vm/stat_interval' 2>&1",
+		 ns);
+	assert_int_not_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "Read-only file system"));
+	/* every mount it sees is read-only but the two directories it writes */
+	snprintf(cmd, sizeof(cmd), "/proc/%d/mountinfo", (int)d.pid);
+	assert_non_null(f = fopen(cmd, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		char point[256], opts[128];
+
+		assert_int_equal(sscanf(line, "%*s %*s %*s %*s %255s %127s", point, opts), 2);
+		mounts++;
+		if (strncmp(opts, "ro", 2) || (opts[2] && opts[2] != ',')) {
+			rw_mounts++;
+			assert_true(!strcmp(point, tmpdir));
+		}
+	}
+	fclose(f);
+	assert_true(mounts > 3);
+	assert_int_equal(rw_mounts, 1);		/* the CSV and the socket share tmpdir */
+	/* its own writes still land */
+	stop_daemon(&d);
+	check_summary(&d, false);
+	assert_int_equal(access(d.csv, F_OK), 0);
+	assert_non_null(f = fopen(file, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_string_equal(line, "kept\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void privs__workload__keeps_only_cap_kill(void **state)
 {
 	const char *extra[] = { "--workload", "normal", NULL };
@@ -463,6 +523,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(privs__tracing__capabilities_dropped_no_new_privs),
 		cmocka_unit_test(privs__workload__keeps_only_cap_kill),
+		cmocka_unit_test(privs__after_setup__root_files_and_sysctls_read_only),
 		cmocka_unit_test(privs__untrusted_kvref__refused_one_line),
 		cmocka_unit_test(privs__untrusted_cupti_library__refused_one_line),
 		cmocka_unit_test(control__trickling_client__others_answered_ingest_goes_on),

@@ -495,6 +495,7 @@ static void check_dashboard(const char *scrape_path)
 }
 
 #define SANDBOX "mount --make-rprivate / && mount --bind / / && mount -o remount,bind,ro / && " \
+	"mount -o remount,bind,ro /proc && mount -o remount,bind,ro /sys && " \
 	"mount -t tmpfs -o mode=0755 tmpfs /run && mount -t tmpfs tmpfs /home && exec \"$@\""
 #define MDWE "import ctypes, os, sys\n" \
 	"if ctypes.CDLL(None).prctl(65, 1, 0, 0, 0):\n" \
@@ -531,8 +532,9 @@ static void installed_daemon__unit_capabilities__traces_and_keeps_none(void **st
 
 		dup2(fd, STDERR_FILENO);
 		dup2(open("/dev/null", O_WRONLY), STDOUT_FILENO);
-		/* as the unit would have it: a read-only file system but for a
-		 * fresh /run (ProtectSystem=strict, RuntimeDirectory=; the
+		/* as the unit would have it: a read-only file system, /proc and
+		 * /sys too, but for a fresh /run (ProtectSystem=strict,
+		 * ReadOnlyPaths=, RuntimeDirectory=; the
 		 * default socket), W^X memory (MemoryDenyWriteExecute=, as
 		 * PR_SET_MDWE), no_new_privs, the unit's bounding set */
 		execlp("unshare", "unshare", "-m", "sh", "-c", SANDBOX, "sh", "python3", "-c", MDWE,
@@ -552,6 +554,8 @@ static void installed_daemon__unit_capabilities__traces_and_keeps_none(void **st
 		fail_msg("under %s the daemon failed: %s", caps, e);
 	assert_true(got);
 	assert_non_null(strstr(e, "capabilities kept: none"));
+	/* the unit's RestrictNamespaces= lets it make its own mounts read-only */
+	assert_non_null(strstr(e, "filesystem read-only but for the CSV's and the socket's directories"));
 	assert_null(strstr(e, "kallsyms"));	/* its addresses were read */
 	if (built("libcachescope_cupti.so"))
 		assert_non_null(strstr(e, "watching CUPTI records of every process that loads"));
