@@ -312,7 +312,7 @@ const char *csv_tmp_path(const struct csv *c)
 	return c->tmp;
 }
 
-int csv_commit(struct csv *c)
+int csv_commit_by(struct csv *c, int (*move)(void *ctx), void *ctx)
 {
 	char *dir;
 	int dfd;
@@ -321,6 +321,8 @@ int csv_commit(struct csv *c)
 	/* a failed fsync is a write error too: what it lost is unknown */
 	if (fsync(c->fd) && !c->st.err)
 		c->st.err = -errno;
+	if (move)
+		return move(ctx);
 	if (rename(c->tmp, c->path))
 		return -errno;
 	dir = strdup(c->path);
@@ -333,6 +335,11 @@ int csv_commit(struct csv *c)
 		free(dir);
 	}
 	return 0;
+}
+
+int csv_commit(struct csv *c)
+{
+	return csv_commit_by(c, NULL, NULL);
 }
 
 void csv_free(struct csv *c)

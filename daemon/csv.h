@@ -54,6 +54,9 @@ const char *csv_tmp_path(const struct csv *c);
  * temporary file is then left where csv_tmp_path says, never removed.
  * Does not free c. */
 int csv_commit(struct csv *c);
+/* The same with move(ctx) doing the rename (and the directory's sync) in
+ * its stead: another process's, allowed to (keeper.h). */
+int csv_commit_by(struct csv *c, int (*move)(void *ctx), void *ctx);
 /* Free c (after csv_commit).  csv_free(NULL) does nothing. */
 void csv_free(struct csv *c);
 /* Drop the temporary file, before anything was committed; frees c.

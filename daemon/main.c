@@ -42,6 +42,7 @@
 #include "report.h"
 #include "rowcsv.h"
 #include "rows.h"
+#include "keeper.h"
 #include "loader.h"
 #include "log.h"
 #include "loop.h"
@@ -65,6 +66,7 @@ struct daemon {
 	struct wl wl;
 	bool driving;			/* runs kvref (--workload) */
 	bool confined;			/* its filesystem read-only (privs_confine) */
+	struct keeper keeper;		/* CAP_DAC_OVERRIDE's steps, where needed */
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
 	struct csv *mem_csv;		/* rows for export when there is no --csv file */
@@ -588,15 +590,29 @@ static int drop_privileges(struct daemon *d)
 	if (err)
 		log_warn("cannot make the filesystem read-only (%s: %s): the daemon keeps uid 0's write access to root's files",
 			 step, strerror(-err));
+	/* a directory uid 0's mode bits may not write in: the keeper alone
+	 * keeps CAP_DAC_OVERRIDE, for the socket's bind and the steps at exit */
+	if (needs.dir_locked) {
+		err = keeper_start(&d->keeper, d->csv ? csv_tmp_path(d->csv) : NULL,
+				   d->csv ? d->env.csv_path : NULL, d->env.socket_path);
+		if (err)
+			log_warn("cannot start the keeper process (%s): CAP_DAC_OVERRIDE is kept",
+				 strerror(-err));
+		else
+			n = privs_policy(&(struct privs_needs){ .bpf_needs_cap = needs.bpf_needs_cap,
+								.cap_bpf = needs.cap_bpf,
+								.signals_others = needs.signals_others },
+					 keep);
+	}
 	err = privs_drop(keep, n);
 	if (err) {
 		log_err("cannot drop privileges: %s", strerror(-err));
 		return err;
 	}
 	privs_names(keep, n, names, sizeof(names));
-	log_info("dropped privileges, no_new_privs set, filesystem %s; capabilities kept: %s",
+	log_info("dropped privileges, no_new_privs set, filesystem %s; capabilities kept: %s%s",
 		 d->confined ? "read-only but for the CSV's and the socket's directories" : "writable",
-		 names);
+		 names, d->keeper.pid ? " (CAP_DAC_OVERRIDE by the keeper process alone)" : "");
 	return 0;
 }
 
@@ -1073,7 +1089,7 @@ static int serve(struct daemon *d)
 		return err;
 	if (!d->env.socket_path)
 		return 0;
-	d->lfd = control_listen(d->env.socket_path);
+	d->lfd = d->keeper.pid ? keeper_listen(&d->keeper) : control_listen(d->env.socket_path);
 	if (d->lfd < 0) {
 		socket_error(d->env.socket_path, d->lfd);
 		return d->lfd;
@@ -1091,10 +1107,16 @@ static int serve(struct daemon *d)
 	return 0;
 }
 
+static int commit_by_keeper(void *ctx)
+{
+	return keeper_commit_csv(ctx);
+}
+
 /* The --csv file committed (rename), or why not. */
 static int commit_csv(struct daemon *d)
 {
-	int err = csv_commit(d->csv);
+	int err = d->keeper.pid ? csv_commit_by(d->csv, commit_by_keeper, &d->keeper) :
+				  csv_commit(d->csv);
 
 	csv_get_stats(d->csv, &d->csv_st);
 	d->csv_done = true;
@@ -1141,11 +1163,22 @@ static int report(struct daemon *d, int err)
 
 static void release(struct daemon *d)
 {
-	csv_abort(d->csv);
+	if (d->keeper.pid && d->csv) {
+		keeper_abort_csv(&d->keeper);
+		csv_free(d->csv);
+	} else {
+		csv_abort(d->csv);
+	}
 	httpd_stop(d->http);
 	webconfig_free(d->wc);
 	control_free(d->ctl);
-	control_close(d->lfd, d->env.socket_path);
+	if (d->keeper.pid && d->lfd >= 0) {
+		close(d->lfd);
+		keeper_unlink_socket(&d->keeper);
+	} else {
+		control_close(d->lfd, d->env.socket_path);
+	}
+	keeper_stop(&d->keeper);
 	loop_release(&d->loop);
 	if (d->tfd >= 0)
 		close(d->tfd);

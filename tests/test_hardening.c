@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -221,6 +222,109 @@ static void privs__after_setup__root_files_and_sysctls_read_only(void **state)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
+}
+
+/* The pids of pid's children, into kids (at most n); how many. */
+static int children_of(pid_t pid, pid_t *kids, int n)
+{
+	char path[64];
+	int m = 0;
+	FILE *f;
+	long k;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (m < n && fscanf(f, "%ld", &k) == 1)
+		kids[m++] = (pid_t)k;
+	fclose(f);
+	return m;
+}
+
+/* The CSV and the socket in a directory uid 0's mode bits may not write
+ * in (nobody's, 0700): the daemon keeps no capability for it; a keeper
+ * process, holding nothing of the daemon's but a socket pair, alone has
+ * CAP_DAC_OVERRIDE, binds the socket, and renames the CSV into place and
+ * removes the socket at exit.  Before, the daemon kept CAP_DAC_OVERRIDE
+ * for the whole run. */
+static void privs__locked_directory__dac_override_in_keeper_alone(void **state)
+{
+	char dir[64], csv[128], sock[128], dur[16], fdir[64], comm[32], out[4096];
+	const char *argv[] = { NULL, "--duration", dur, "--csv", csv, "--socket", sock, "--top", "0",
+			       NULL };
+	char daemon_path[300];
+	pid_t pid, kids[4];
+	struct dirent *de;
+	struct stat st;
+	int i, status, fds = 0;
+	DIR *dp;
+	FILE *f;
+
+	need_root(state);
+	snprintf(dir, sizeof(dir), "/tmp/cs-test-locked-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	assert_int_equal(chmod(dir, 0700), 0);
+	snprintf(csv, sizeof(csv), "%s/rows.csv", dir);
+	snprintf(sock, sizeof(sock), "%s/cs.sock", dir);
+	snprintf(dur, sizeof(dur), "30");
+	snprintf(daemon_path, sizeof(daemon_path), "%s/cachescoped", build);
+	argv[0] = daemon_path;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		execv(daemon_path, (char *const *)argv);
+		_exit(127);
+	}
+	for (i = 0; i < 300 && !socket_up(sock); i++)
+		usleep(100000);
+	assert_true(socket_up(sock));
+	assert_int_equal(status_field(pid, "CapEff") & ~MAY_KEEP, 0);
+	assert_int_equal(status_field(pid, "CapPrm") & ~MAY_KEEP, 0);
+	assert_int_equal(children_of(pid, kids, 4), 1);
+	snprintf(fdir, sizeof(fdir), "/proc/%d/comm", (int)kids[0]);
+	assert_non_null(f = fopen(fdir, "r"));
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	assert_string_equal(comm, "cs-keeper\n");
+	assert_int_equal(status_field(kids[0], "CapEff"), 1ull << CAP_DAC_OVERRIDE);
+	assert_int_equal(status_field(kids[0], "CapPrm"), 1ull << CAP_DAC_OVERRIDE);
+	assert_int_equal(status_field(kids[0], "CapBnd"), 1ull << CAP_DAC_OVERRIDE);
+	assert_int_equal(status_field(kids[0], "NoNewPrivs"), 1);
+	/* stdout, stderr, its end of the pair and the socket it bound; no
+	 * map, ring, program or perf event (anon inodes all) */
+	snprintf(fdir, sizeof(fdir), "/proc/%d/fd", (int)kids[0]);
+	assert_non_null(dp = opendir(fdir));
+	while ((de = readdir(dp))) {
+		char link[400], to[128];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		fds++;
+		snprintf(link, sizeof(link), "%s/%s", fdir, de->d_name);
+		n = readlink(link, to, sizeof(to) - 1);
+		assert_true(n > 0);
+		to[n] = '\0';
+		if (strstr(to, "anon_inode"))
+			fail_msg("the keeper holds %s", to);
+	}
+	closedir(dp);
+	assert_true(fds <= 4);
+	assert_true(ask(sock, "stats\n", out, sizeof(out), 2000) >= 0);
+	assert_true(stat_of(out, "consumed") > 0);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(stat(csv, &st), 0);
+	assert_true(st.st_size > 0);
+	assert_int_equal(lstat(sock, &st), -1);
+	assert_int_equal(kill(kids[0], 0), -1);
+	snprintf(out, sizeof(out), "rm -rf '%s'", dir);
+	assert_int_equal(system(out), 0);
 }
 
 static void privs__workload__keeps_only_cap_kill(void **state)
@@ -524,6 +628,7 @@ int main(void)
 		cmocka_unit_test(privs__tracing__capabilities_dropped_no_new_privs),
 		cmocka_unit_test(privs__workload__keeps_only_cap_kill),
 		cmocka_unit_test(privs__after_setup__root_files_and_sysctls_read_only),
+		cmocka_unit_test(privs__locked_directory__dac_override_in_keeper_alone),
 		cmocka_unit_test(privs__untrusted_kvref__refused_one_line),
 		cmocka_unit_test(privs__untrusted_cupti_library__refused_one_line),
 		cmocka_unit_test(control__trickling_client__others_answered_ingest_goes_on),
