@@ -66,7 +66,8 @@ CORE_LIB := $(OUTPUT)/libcscore.a
 WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c daemon/gpu.c daemon/usdt.c daemon/stats.c daemon/topk.c
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
-	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto
+	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
+	keeper
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
@@ -248,6 +249,8 @@ $(OUTPUT)/tests/test_event: $(OUTPUT)/tests/test_event.o $(CORE_LIB)
 $(OUTPUT)/tests/test_control: $(OUTPUT)/tests/test_control.o $(OUTPUT)/daemon/control.o \
 	$(OUTPUT)/daemon/loop.o
 $(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.o
+$(OUTPUT)/tests/test_keeper: $(OUTPUT)/tests/test_keeper.o $(OUTPUT)/daemon/keeper.o \
+	$(OUTPUT)/daemon/privs.o $(OUTPUT)/daemon/control.o $(OUTPUT)/daemon/loop.o $(CORE_LIB)
 $(OUTPUT)/tests/test_tpproto: $(OUTPUT)/tests/test_tpproto.o $(OUTPUT)/daemon/tpproto.o
 $(OUTPUT)/tests/test_spawn: $(OUTPUT)/tests/test_spawn.o $(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(CORE_LIB)
@@ -292,6 +295,7 @@ $(UNIT_BINS) $(INTEG_BINS):
 	$(Q)$(CC) $(CFLAGS) $^ $(TEST_LDFLAGS) -lcmocka -lm -lpthread $(TEST_LDLIBS) -o $@
 
 $(OUTPUT)/tests/test_privs: TEST_LDLIBS := -lcap
+$(OUTPUT)/tests/test_keeper: TEST_LDLIBS := -lcap
 $(OUTPUT)/tests/test_spawn: TEST_LDLIBS := -lcap
 $(OUTPUT)/tests/test_tpproto: TEST_LDLIBS := -lbpf -lelf -lz
 

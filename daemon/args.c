@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "args.h"
+#include "csv.h"
 #include "cachescope.h"
 #include "classify.h"
 #include "metrics.h"
@@ -73,6 +74,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_PID_TREE,
 	OPT_PROBE_USER,
+	OPT_CSV_MAX_MB,
+	OPT_CSV_KEEP,
 };
 
 /* parse_opt's "help was printed": ends the parse, args_parse returns 1 */
@@ -87,6 +90,8 @@ static const struct argp_option options[] = {
 	{ "probe-user", OPT_PROBE_USER, "USER", 0, "Believe the GPU and KV probe records of this user's processes too (repeatable, at most 7; default: root's, those of --pid and --cgroup processes and --workload's kvref; others are rejected as untrusted)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace only tasks in this cgroup v2 directory or any cgroup below it", 0 },
 	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
+	{ "csv-max-mb", OPT_CSV_MAX_MB, "MB", 0, "Past MB MiB the --csv file so far is committed and a new one begun: FILE is the newest, FILE.1 the one before... (default 256; 0: no bound)", 0 },
+	{ "csv-keep", OPT_CSV_KEEP, "N", 0, "Keep N older --csv files (FILE.1 ... FILE.N) past the bound, the oldest removed and counted (default 4, at most 64)", 0 },
 	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
 	{ "metrics-addr", OPT_METRICS_ADDR, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR numeric, [v6] in brackets; only a port: 127.0.0.1; suggested port 9464; default: no endpoint)", 0 },
 	{ "web-config", OPT_WEB_CONFIG, "FILE", 0, "TLS and users of the metrics endpoint, as the Prometheus exporter toolkit's web config (tls_server_config: cert_file, key_file; basic_auth_users: bcrypt hashes); per-cache figures go to those users only, or without users to root (default: plain HTTP, per-cache figures to root only)", 0 },
@@ -135,6 +140,8 @@ void env_defaults(struct env *env)
 	env->history_s = 60;
 	env->history_max = 16384;
 	env->export_mb = 4;
+	env->csv_max_mb = 256;
+	env->csv_keep = 4;
 	env->max_keys = 4096;
 	env->fold_ms = 1000;
 	env->sample_shift = -1;
@@ -191,6 +198,8 @@ static const struct num_opt {
 	NUM_OPT(OPT_HISTORY, "history-s", 1, 3600, history_s),
 	NUM_OPT(OPT_HISTORY_MAX, "history-max", 256, 1l << 24, history_max),
 	NUM_OPT(OPT_EXPORT_MB, "export-mb", 0, 1024, export_mb),
+	NUM_OPT(OPT_CSV_MAX_MB, "csv-max-mb", 0, 1l << 20, csv_max_mb),
+	NUM_OPT(OPT_CSV_KEEP, "csv-keep", 0, CSV_KEEP_MAX, csv_keep),
 	NUM_OPT(OPT_MAX_KEYS, "max-keys", 64, 1l << 22, max_keys),
 	NUM_OPT(OPT_FOLD_MS, "fold-ms", 0, 3600000, fold_ms),
 	NUM_OPT(OPT_SAMPLE_BUDGET, "sample-budget", 1000, 100000000, sample_budget),

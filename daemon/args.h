@@ -53,6 +53,8 @@ struct env {
 	long history_s;
 	long history_max;	/* vectors kept for clustering at most */
 	long export_mb;		/* MiB of CSV rows kept for export */
+	long csv_max_mb;	/* --csv's file bound (0: none) */
+	long csv_keep;		/* older --csv files kept past the bound */
 	long max_keys;		/* keys tracked apart at most */
 	long fold_ms;		/* processes younger than this count under their
 				 * command's family; 0: never */

@@ -43,6 +43,10 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "history_vectors", c->history_vectors);
 	report_dbl(f, "history_s", c->history_s, 1);
 	report_u64(f, "history_trimmed", c->history_trimmed);
+	report_u64(f, "csv_rows", c->csv_rows);
+	report_u64(f, "csv_rotations", c->csv_rotations);
+	report_u64(f, "csv_files_dropped", c->csv_files_dropped);
+	report_u64(f, "csv_rows_dropped", c->csv_rows_dropped);
 	report_u64(f, "export_rows", c->rows.rows);
 	report_u64(f, "export_bytes", c->rows.bytes);
 	report_u64(f, "export_max_bytes", c->rows.max_bytes);
@@ -99,6 +103,9 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->cupti_dropped = c->cupti_dropped;
 	m->gpu_late = c->w.gpu_late;
 	m->gpu_release_unmatched = c->w.gpu_release_unmatched;
+	m->csv_rows = c->csv_rows;
+	m->csv_rotations = c->csv_rotations;
+	m->csv_rows_dropped = c->csv_rows_dropped;
 	m->sample_shift = c->sample_shift;
 	m->sample_shift_peak = c->sample_shift_peak;
 	m->sample_slots = c->sample_slots;

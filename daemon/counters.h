@@ -44,6 +44,9 @@ struct counters {
 	double cluster_ms, cluster_s_total;
 	uint64_t reloads;		/* rules re-read */
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
+	/* the --csv file: rows written, at its bound files committed and the
+	 * oldest removed with their rows */
+	uint64_t csv_rows, csv_rotations, csv_files_dropped, csv_rows_dropped;
 	struct control_stats ctl;
 	struct httpd_stats http;	/* the metrics endpoint */
 };

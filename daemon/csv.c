@@ -46,6 +46,16 @@ struct csv {
 	void (*row_fn)(const char *row, size_t len, void *ctx);
 	void *row_ctx;
 	struct csv_stats st;
+	/* the bound: files committed at max_bytes, keep older ones kept */
+	uint64_t max_bytes;
+	int keep;
+	int (*rotate)(void *ctx, int *fd);
+	void *rot_ctx;
+	char *header;		/* the first row, begins every file */
+	size_t hlen;
+	/* rows (but the header) of the file being written ([0]), of <path>
+	 * ([1]) and of <path>.i ([i + 1]), as far as this run wrote them */
+	uint64_t seg_rows[CSV_KEEP_MAX + 2];
 };
 
 int csv_open(const char *path, struct csv **out)
@@ -268,9 +278,26 @@ static void buf_write(struct csv *c)
 	c->blen = c->brows = 0;
 }
 
+static void rotate_now(struct csv *c);
+
 void csv_end_row(struct csv *c)
 {
 	row_put(c, "\n", 1);
+	if (c->max_bytes && c->fd >= 0 && !c->row_bad) {
+		if (!c->header) {	/* the first row: every file's header */
+			c->header = malloc(c->len);
+			if (c->header) {
+				memcpy(c->header, c->row, c->len);
+				c->hlen = c->len;
+			}
+		} else {
+			/* a file holds a row at least, however long */
+			if ((uint64_t)c->off + c->blen + c->len > c->max_bytes &&
+			    c->seg_rows[0] && !c->st.err)
+				rotate_now(c);
+			c->seg_rows[0]++;
+		}
+	}
 	if (c->row_fn && !c->row_bad)
 		c->row_fn(c->row, c->len, c->row_ctx);
 	if (c->fd < 0) {
@@ -289,6 +316,119 @@ void csv_end_row(struct csv *c)
 	c->len = 0;
 	c->row_bad = false;
 	c->first = true;
+}
+
+static void sync_dir(const char *path)
+{
+	char *dir = strdup(path);
+	int dfd;
+
+	if (!dir)
+		return;
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(dir);
+}
+
+int csv_shift_files(const char *path, const char *tmp, int keep, bool *dropped)
+{
+	char from[4200], to[4200];
+	int i;
+
+	*dropped = false;
+	if (keep > 0) {
+		snprintf(to, sizeof(to), "%s.%d", path, keep);
+		if (!unlink(to))
+			*dropped = true;
+		else if (errno != ENOENT)
+			return -errno;
+		for (i = keep - 1; i >= 0; i--) {
+			if (i)
+				snprintf(from, sizeof(from), "%s.%d", path, i);
+			else
+				snprintf(from, sizeof(from), "%s", path);
+			snprintf(to, sizeof(to), "%s.%d", path, i + 1);
+			if (rename(from, to) && errno != ENOENT)
+				return -errno;
+		}
+	} else if (!access(path, F_OK)) {
+		*dropped = true;
+	}
+	if (rename(tmp, path))
+		return -errno;
+	sync_dir(path);
+	return 0;
+}
+
+static int rotate_here(struct csv *c, int *fd)
+{
+	bool dropped;
+	int err = csv_shift_files(c->path, c->tmp, c->keep, &dropped);
+
+	if (err)
+		return err;
+	*fd = open(c->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	return *fd < 0 ? -errno : 0;
+}
+
+/* The file so far committed, a new one begun with the header.  A failure
+ * is the file's write error: later rows are counted as lost. */
+static void rotate_now(struct csv *c)
+{
+	int fd = -1, err, i, last = c->keep + 1;
+	size_t done;
+
+	buf_write(c);
+	if (c->st.err)
+		return;
+	if (fsync(c->fd)) {
+		c->st.err = -errno;
+		return;
+	}
+	err = c->rotate ? c->rotate(c->rot_ctx, &fd) : -ENOSYS;
+	if (err == -ENOSYS)	/* not another's to do */
+		err = rotate_here(c, &fd);
+	if (err || fd < 0) {
+		c->st.err = err ? err : -EIO;
+		return;
+	}
+	close(c->fd);
+	c->fd = fd;
+	c->off = 0;
+	c->st.rotations++;
+	/* what the oldest held, where this run wrote it */
+	if (c->seg_rows[last]) {
+		c->st.files_dropped++;
+		c->st.rows_dropped += c->seg_rows[last];
+	}
+	for (i = last; i > 0; i--)
+		c->seg_rows[i] = c->seg_rows[i - 1];
+	c->seg_rows[0] = 0;
+	/* the header again, not counted as a row */
+	for (done = 0; done < c->hlen;) {
+		ssize_t n = write(c->fd, c->header + done, c->hlen - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			c->st.err = n < 0 ? -errno : -EIO;
+			return;
+		}
+		done += n;
+	}
+	c->off = c->hlen;
+}
+
+void csv_set_rotation(struct csv *c, uint64_t max_bytes, int keep,
+		      int (*rotate)(void *ctx, int *fd), void *ctx)
+{
+	c->max_bytes = max_bytes;
+	c->keep = keep < 0 ? 0 : keep > CSV_KEEP_MAX ? CSV_KEEP_MAX : keep;
+	c->rotate = rotate;
+	c->rot_ctx = ctx;
 }
 
 int csv_flush(struct csv *c)
@@ -314,26 +454,32 @@ const char *csv_tmp_path(const struct csv *c)
 
 int csv_commit_by(struct csv *c, int (*move)(void *ctx), void *ctx)
 {
-	char *dir;
-	int dfd;
-
 	csv_flush(c);
 	/* a failed fsync is a write error too: what it lost is unknown */
 	if (fsync(c->fd) && !c->st.err)
 		c->st.err = -errno;
-	if (move)
-		return move(ctx);
+	if (move) {
+		int r = move(ctx);
+
+		if (r > 0 && c->seg_rows[c->keep + 1]) {	/* the oldest removed */
+			c->st.files_dropped++;
+			c->st.rows_dropped += c->seg_rows[c->keep + 1];
+		}
+		return r < 0 ? r : 0;
+	}
+	if (c->st.rotations) {	/* the older files move up as at the bound */
+		bool dropped;
+		int err = csv_shift_files(c->path, c->tmp, c->keep, &dropped);
+
+		if (!err && dropped && c->seg_rows[c->keep + 1]) {
+			c->st.files_dropped++;
+			c->st.rows_dropped += c->seg_rows[c->keep + 1];
+		}
+		return err;
+	}
 	if (rename(c->tmp, c->path))
 		return -errno;
-	dir = strdup(c->path);
-	if (dir) {
-		dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dir);
-	}
+	sync_dir(c->path);
 	return 0;
 }
 
@@ -350,6 +496,7 @@ void csv_free(struct csv *c)
 		close(c->fd);
 	free(c->buf);
 	free(c->row);
+	free(c->header);
 	free(c->tmp);
 	free(c->path);
 	free(c);

@@ -6,16 +6,24 @@
 #ifndef CS_CSV_H
 #define CS_CSV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct csv;
 
 struct csv_stats {
-	uint64_t rows;		/* complete rows in the file */
+	uint64_t rows;		/* complete rows written, in every file */
 	uint64_t lost;		/* rows not written: after a write error, or no memory */
 	int err;		/* the first write error, -errno, or 0 */
+	/* the size bound (csv_set_rotation) */
+	uint64_t rotations;	/* files committed at the bound */
+	uint64_t files_dropped;	/* the oldest, removed past the kept count */
+	uint64_t rows_dropped;	/* their rows (not the header), of this run's files */
 };
+
+/* the most older files kept beside the newest (<path>.1 ... <path>.N) */
+#define CSV_KEEP_MAX 64
 
 /* Create the temporary file for path: <path>.tmp.<pid>.XXXXXX, mode 0600,
  * O_CLOEXEC.  Returns 0 or -errno. */
@@ -54,9 +62,26 @@ const char *csv_tmp_path(const struct csv *c);
  * temporary file is then left where csv_tmp_path says, never removed.
  * Does not free c. */
 int csv_commit(struct csv *c);
-/* The same with move(ctx) doing the rename (and the directory's sync) in
- * its stead: another process's, allowed to (keeper.h). */
+/* The same with move(ctx) doing the rename (and the directory's sync; the
+ * files moved up after a rotation) in its stead: another process's,
+ * allowed to (keeper.h); it returns 1 when that removed the oldest file. */
 int csv_commit_by(struct csv *c, int (*move)(void *ctx), void *ctx);
+/* Bound the file: once max_bytes would be passed, the file so far is
+ * committed (an older <path> becomes <path>.1, <path>.1 becomes <path>.2
+ * and so on, <path>.keep removed) and a new one is begun with the same
+ * header (the first row written: call this before it).  rotate NULL, or
+ * returning -ENOSYS, does that here; else rotate(ctx, &fd) has done it in
+ * another process and handed back the new temporary file's descriptor
+ * (keeper.h).  At commit the files move up the same way once the bound
+ * was reached.  max_bytes 0: no bound. */
+void csv_set_rotation(struct csv *c, uint64_t max_bytes, int keep,
+		      int (*rotate)(void *ctx, int *fd), void *ctx);
+/* The shift of files at the bound (for whoever does it): <path>.keep
+ * removed, each older one moved up, <path> to <path>.1 (keep 0: <path> is
+ * replaced), tmp to <path>, the directory synced; *dropped set when a file
+ * was removed.  0 or -errno. */
+int csv_shift_files(const char *path, const char *tmp, int keep, bool *dropped);
+
 /* Free c (after csv_commit).  csv_free(NULL) does nothing. */
 void csv_free(struct csv *c);
 /* Drop the temporary file, before anything was committed; frees c.

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -14,10 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "control.h"
+#include "csv.h"
 #include "keeper.h"
 #include "privs.h"
 
-enum { OP_LISTEN = 'L', OP_COMMIT = 'C', OP_ABORT = 'A', OP_UNLINK = 'U' };
+enum { OP_LISTEN = 'L', OP_ROTATE = 'R', OP_COMMIT = 'C', OP_ABORT = 'A', OP_UNLINK = 'U' };
 
 static int send_answer(int fd, int err, int pass)
 {
@@ -93,9 +95,10 @@ static int commit(const char *tmp, const char *path)
 	return 0;
 }
 
-static void serve(int fd, const char *tmp, const char *path, const char *sock)
+static void serve(int fd, const char *tmp, const char *path, int keep, const char *sock)
 {
-	int lfd = -1, err;
+	bool rotated = false, dropped;
+	int lfd = -1, err, nfd;
 	char op;
 
 	for (;;) {
@@ -118,8 +121,25 @@ static void serve(int fd, const char *tmp, const char *path, const char *sock)
 			}
 			send_answer(fd, 0, lfd);
 			continue;
+		case OP_ROTATE:
+			if (!tmp)
+				break;
+			err = csv_shift_files(path, tmp, keep, &dropped);
+			if (err)
+				break;
+			rotated = true;
+			nfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (nfd < 0) {
+				err = -errno;
+				break;
+			}
+			send_answer(fd, 0, nfd);
+			close(nfd);
+			continue;
 		case OP_COMMIT:
-			if (tmp)
+			if (tmp && rotated)
+				err = csv_shift_files(path, tmp, keep, &dropped) ?: dropped;
+			else if (tmp)
 				err = commit(tmp, path);
 			tmp = NULL;	/* once */
 			break;
@@ -142,7 +162,7 @@ static void serve(int fd, const char *tmp, const char *path, const char *sock)
 		close(lfd);	/* the socket is left: the daemon died first */
 }
 
-int keeper_start(struct keeper *k, const char *csv_tmp, const char *csv_path,
+int keeper_start(struct keeper *k, const char *csv_tmp, const char *csv_path, int csv_keep,
 		 const char *sock)
 {
 	const cap_value_t dac = CAP_DAC_OVERRIDE;
@@ -173,7 +193,7 @@ int keeper_start(struct keeper *k, const char *csv_tmp, const char *csv_path,
 			_exit(1);
 		/* the daemon's signals stay blocked (signalfd): it ends when
 		 * the daemon closes its end, however the daemon ends */
-		serve(3, csv_tmp, csv_path, sock);
+		serve(3, csv_tmp, csv_path, csv_keep, sock);
 		_exit(0);
 	}
 	close(sv[1]);
@@ -195,6 +215,17 @@ int keeper_listen(struct keeper *k)
 		return -EPROTO;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	return fd;
+}
+
+int keeper_rotate_csv(struct keeper *k, int *fd)
+{
+	int err = ask(k, OP_ROTATE, fd);
+
+	if (err && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return err ? err : *fd < 0 ? -EPROTO : 0;
 }
 
 int keeper_commit_csv(struct keeper *k)

@@ -326,6 +326,16 @@ static void counters_take(struct daemon *d, struct counters *c)
 	c->gpu_records = d->gpu_records;
 	c->gpu_bins = d->gpu_bins;
 	c->cupti_dropped = d->cupti_dropped;
+	if (d->csv || d->csv_done) {
+		struct csv_stats cs = d->csv_st;
+
+		if (d->csv)
+			csv_get_stats(d->csv, &cs);
+		c->csv_rows = cs.rows;
+		c->csv_rotations = cs.rotations;
+		c->csv_files_dropped = cs.files_dropped;
+		c->csv_rows_dropped = cs.rows_dropped;
+	}
 	control_get_stats(d->ctl, &c->ctl);
 	httpd_get_stats(d->http, &c->http);
 }
@@ -594,7 +604,8 @@ static int drop_privileges(struct daemon *d)
 	 * keeps CAP_DAC_OVERRIDE, for the socket's bind and the steps at exit */
 	if (needs.dir_locked) {
 		err = keeper_start(&d->keeper, d->csv ? csv_tmp_path(d->csv) : NULL,
-				   d->csv ? d->env.csv_path : NULL, d->env.socket_path);
+				   d->csv ? d->env.csv_path : NULL, (int)d->env.csv_keep,
+				   d->env.socket_path);
 		if (err)
 			log_warn("cannot start the keeper process (%s): CAP_DAC_OVERRIDE is kept",
 				 strerror(-err));
@@ -975,6 +986,15 @@ static int parse(struct daemon *d, int argc, char **argv)
 }
 
 /* Signals and the outputs, before anything is loaded. */
+/* The --csv file's bound reached: its files moved up by the keeper where
+ * the directory is locked, else by csv.c itself. */
+static int rotate_by_keeper(void *ctx, int *fd)
+{
+	struct keeper *k = ctx;
+
+	return k->pid ? keeper_rotate_csv(k, fd) : -ENOSYS;
+}
+
 static int setup(struct daemon *d)
 {
 	int err = setup_signals(d);
@@ -990,6 +1010,9 @@ static int setup(struct daemon *d)
 			log_err("cannot create %s: %s", d->env.csv_path, strerror(-err));
 			return err;
 		}
+		/* bounded before its first row, the header of every file */
+		csv_set_rotation(d->csv, (uint64_t)d->env.csv_max_mb << 20, (int)d->env.csv_keep,
+				 rotate_by_keeper, &d->keeper);
 		rowcsv_header(d->csv);
 	}
 	/* rows (the --csv file's, export's) of many hosts can be read

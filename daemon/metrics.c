@@ -263,6 +263,12 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 	one_u64(f, "cachescope_gpu_late_records_total", "counter",
 		"GPU records whose work ran in a window closed before they came (folded into the oldest open one)",
 		m->gpu_late);
+	one_u64(f, "cachescope_csv_rows_total", "counter", "Rows written to the --csv files",
+		m->csv_rows);
+	one_u64(f, "cachescope_csv_rotations_total", "counter",
+		"--csv files committed at --csv-max-mb and a new one begun", m->csv_rotations);
+	one_u64(f, "cachescope_csv_rows_dropped_total", "counter",
+		"Rows of --csv files removed past --csv-keep", m->csv_rows_dropped);
 	one_u64(f, "cachescope_gpu_release_unmatched_total", "counter",
 		"GPU memory releases of more than their process had allocated (the live count stops at zero)",
 		m->gpu_release_unmatched);

@@ -60,6 +60,7 @@ struct metrics {
 	uint64_t cluster_runs;
 	double cluster_s_total, cluster_last_s;
 	uint64_t gpu_records, gpu_bins, cupti_dropped, gpu_late, gpu_release_unmatched;
+	uint64_t csv_rows, csv_rotations, csv_rows_dropped;
 	unsigned int sample_shift, sample_shift_peak, sample_slots;
 	uint64_t sample_changes;
 	struct metrics_named usdt_rejected;	/* by reason */

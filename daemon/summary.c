@@ -235,8 +235,10 @@ void summary_print(const struct summary *s, FILE *out)
 	if (w->rejected)
 		warn_rejected(w);
 	if (s->csv)
-		fprintf(out, "csv: rows=%" PRIu64 " lost=%" PRIu64 "%s%s\n", s->csv_st.rows,
-			s->csv_st.lost, s->csv_st.err ? " write_error=" : "",
+		fprintf(out, "csv: rows=%" PRIu64 " lost=%" PRIu64 " rotations=%" PRIu64
+			" files_dropped=%" PRIu64 " rows_dropped=%" PRIu64 "%s%s\n", s->csv_st.rows,
+			s->csv_st.lost, s->csv_st.rotations, s->csv_st.files_dropped,
+			s->csv_st.rows_dropped, s->csv_st.err ? " write_error=" : "",
 			s->csv_st.err ? strerror(-s->csv_st.err) : "");
 	if (k->dropped)
 		log_warn("%" PRIu64 " records dropped (rings full); try a larger --ring-kb",

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -510,6 +511,147 @@ static void csv_new_mem__rows__to_row_fn_escaped(void **state)
 	csv_free(c);
 }
 
+/* Rows of a file (lines), and whether it begins with the header. */
+static int rows_of(const char *path, bool *headed)
+{
+	char *got = slurp(path), *p;
+	int n = 0;
+
+	*headed = false;
+	if (!got)
+		return -1;
+	*headed = !strncmp(got, "window,key\n", 11);
+	for (p = got; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+static void rows_into(struct csv *c, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to; i++) {
+		csv_u64(c, (uint64_t)i);
+		csv_str(c, "kmalloc-64");
+		csv_end_row(c);
+	}
+}
+
+/* The rotation another process does (the keeper's), here in this one. */
+static int rotations_by_other;
+
+static int rotate_elsewhere(void *ctx, int *fd)
+{
+	const char *const *paths = ctx;
+	bool dropped;
+	int err = csv_shift_files(paths[0], paths[1], 2, &dropped);
+
+	rotations_by_other++;
+	if (err)
+		return err;
+	*fd = open(paths[1], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	return *fd < 0 ? -errno : 0;
+}
+
+/* Past its bound the file so far is committed and the older ones move up:
+ * FILE the newest, FILE.1, FILE.2 (keep 2), each with the header and whole
+ * rows; what the oldest held is counted when it goes, and the rows of
+ * every file kept and dropped are all the rows written.  A file an
+ * earlier run left as FILE.1 moves up too, but is not this run's rows. */
+static void csv_set_rotation__past_bound__files_move_up_rows_counted(void **state)
+{
+	char sub[256], path[300], name[320], tmp[400];
+	int i, kept = 0, total, other;
+	struct csv_stats st;
+	struct csv *c;
+	bool headed;
+
+	(void)state;
+	for (other = 0; other < 2; other++) {
+		snprintf(sub, sizeof(sub), "%s/rot%d", dir, other);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		snprintf(path, sizeof(path), "%s/rows.csv", sub);
+		snprintf(name, sizeof(name), "%s.1", path);
+		touch(name);				/* an earlier run's */
+		assert_int_equal(csv_open(path, &c), 0);
+		snprintf(tmp, sizeof(tmp), "%s", csv_tmp_path(c));
+		{
+			const char *paths[] = { path, tmp };
+
+			rotations_by_other = 0;
+			/* rows of 13..15 bytes: some 15 a file of 200 */
+			csv_set_rotation(c, 200, 2, other ? rotate_elsewhere : NULL,
+					 other ? (void *)paths : NULL);
+			csv_str(c, "window");
+			csv_str(c, "key");
+			csv_end_row(c);
+			rows_into(c, 0, 100);
+			assert_int_equal(csv_flush(c), 0);
+			csv_get_stats(c, &st);
+			assert_true(st.rotations >= 5);
+			assert_int_equal(rotations_by_other, other ? (int)st.rotations : 0);
+			assert_int_equal(csv_commit(c), 0);
+		}
+		csv_get_stats(c, &st);
+		csv_free(c);
+		assert_int_equal(st.rows, 101);			/* the header once */
+		assert_int_equal(st.lost, 0);
+		for (i = 0; i <= 2; i++) {
+			if (i)
+				snprintf(name, sizeof(name), "%s.%d", path, i);
+			else
+				snprintf(name, sizeof(name), "%s", path);
+			total = rows_of(name, &headed);
+			assert_true(total >= 2);
+			assert_true(headed);
+			assert_true(strlen(slurp(name)) <= 200);
+			kept += total - 1;
+		}
+		snprintf(name, sizeof(name), "%s.3", path);
+		assert_int_equal(access(name, F_OK), -1);
+		/* the newest file holds the last row */
+		assert_non_null(strstr(slurp(path), "\n99,kmalloc-64\n"));
+		assert_int_equal(st.files_dropped, st.rotations - 2);
+		assert_int_equal(kept + st.rows_dropped, 100);
+		assert_int_equal(access(tmp, F_OK), -1);
+		kept = 0;
+	}
+}
+
+/* A row longer than the bound is a file of its own, not a loop. */
+static void csv_set_rotation__row_past_bound__a_file_of_its_own(void **state)
+{
+	char sub[256], path[300], big[600];
+	struct csv_stats st;
+	struct csv *c;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/rotbig", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(path, sizeof(path), "%s/rows.csv", sub);
+	assert_int_equal(csv_open(path, &c), 0);
+	csv_set_rotation(c, 100, 1, NULL, NULL);
+	csv_str(c, "window");
+	csv_str(c, "key");
+	csv_end_row(c);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	csv_u64(c, 1);
+	csv_str(c, big);
+	csv_end_row(c);
+	csv_u64(c, 2);
+	csv_str(c, big);
+	csv_end_row(c);
+	rows_into(c, 3, 4);
+	assert_int_equal(csv_commit(c), 0);
+	csv_get_stats(c, &st);
+	csv_free(c);
+	assert_int_equal(st.rotations, 2);
+	assert_int_equal(st.rows, 4);
+	assert_int_equal(st.files_dropped, 1);
+	assert_int_equal(st.rows_dropped, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +668,8 @@ int main(void)
 		cmocka_unit_test(csv_commit__eio_on_first_flush__target_has_what_was_written),
 		cmocka_unit_test(csv_orphans__killed_run_and_live_daemon__only_the_dead_reported),
 		cmocka_unit_test(csv_new_mem__rows__to_row_fn_escaped),
+		cmocka_unit_test(csv_set_rotation__past_bound__files_move_up_rows_counted),
+		cmocka_unit_test(csv_set_rotation__row_past_bound__a_file_of_its_own),
 	};
 
 	return cmocka_run_group_tests_name("csv", tests, setup, teardown);

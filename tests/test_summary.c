@@ -174,7 +174,7 @@ static void summary_print__counters__their_lines(void **state)
 		"sampling: auto, 1 in 8 slab objects tracked in the busiest caches at the end (7 of 1024 slots of caches thinned), 1 in 16 at most, 62 changes (budget 50000 records/s)\n"
 		"keys: now=1822 dropped=0 exited=996 idle_merged=0 evicted=0 (budget 4096) others_events=0; history: 6057 vectors, 0 trimmed (max 16384)\n"
 		"usdt: rejected=0 kv_blocks=0 kv_queue_full=0\n"
-		"csv: rows=9104 lost=0\n");
+		"csv: rows=9104 lost=0 rotations=0 files_dropped=0 rows_dropped=0\n");
 }
 
 int main(void)
