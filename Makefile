@@ -69,6 +69,8 @@ UNIT_TESTS := args csv event window htab counters kstate dbscan features classif
 	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
 	keeper
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
+# tests/run.sh runs these (a test binary built but not run is no test)
+export CS_UNITS := $(UNIT_TESTS)
 HELPERS := fdchurn refault pingpong
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \

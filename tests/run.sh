@@ -13,7 +13,10 @@ B=${CS_BUILD:-build}
 S=${CS_SAN_BUILD:-}
 
 unit_of() {
-	u="$1/tests/test_args $1/tests/test_csv $1/tests/test_event $1/tests/test_control $1/tests/test_privs $1/tests/test_window $1/tests/test_htab $1/tests/test_counters $1/tests/test_kstate $1/tests/test_dbscan $1/tests/test_features $1/tests/test_classify $1/tests/test_analysis $1/tests/test_kvref $1/tests/test_kvref_kernels $1/tests/test_sample $1/tests/test_strutil $1/tests/test_metrics $1/tests/test_httpd $1/tests/test_csvread $1/tests/test_offline $1/tests/test_report $1/tests/test_rows $1/tests/test_cli $1/tests/test_status $1/tests/test_paths $1/tests/test_cgroup $1/tests/test_ptree $1/tests/test_rowcsv $1/tests/test_summary $1/tests/test_spawn"
+	# the Makefile's UNIT_TESTS (exported as CS_UNITS), else the same by hand
+	names=${CS_UNITS:-"args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto keeper"}
+	u=""
+	for n in $names kvref_kernels; do u="$u $1/tests/test_$n"; done
 	# the CUPTI tests are built where the CUDA toolkit is
 	[ ! -e /usr/local/cuda/include/cupti.h ] || u="$u $1/tests/test_cupti"
 	echo "$u"
