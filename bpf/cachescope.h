@@ -193,18 +193,23 @@ struct cs_irq {
 
 /* Key ids that are not processes.  A process younger than the daemon's fold
  * age is counted under its command's family: CS_TGID_FAMILY | a 30-bit hash
- * of its comm (pid_max is at most 2^22, so no tgid looks like one).  The
+ * of its real uid and its comm (pid_max is at most 2^22, so no tgid looks
+ * like one).  Any process can set its comm: with the uid in the hash, a
+ * user's fork storm named like another user's server is a family of its
+ * own, not that server's.  The
  * daemon's catch-all key of a cache, CS_TGID_OTHER, holds what it stopped
  * tracking apart: keys of exited processes, keys past its key budget. */
 #define CS_TGID_FAMILY		0x40000000u
 #define CS_TGID_FAMILY_MASK	0x3fffffffu
 #define CS_TGID_OTHER		0x80000000u
 
-static inline __u32 cs_family_of(const char *comm)
+static inline __u32 cs_family_of(__u32 uid, const char *comm)
 {
 	__u32 h = 2166136261u;	/* FNV-1a, 32 bits */
 	int i;
 
+	for (i = 0; i < 4; i++)
+		h = (h ^ ((uid >> (8 * i)) & 0xff)) * 16777619u;
 	for (i = 0; i < CS_COMM_LEN && comm[i]; i++)
 		h = (h ^ (unsigned char)comm[i]) * 16777619u;
 	return CS_TGID_FAMILY | (h & CS_TGID_FAMILY_MASK);

@@ -126,7 +126,7 @@ static __always_inline void remember_comm(__u32 tgid)
 }
 
 /* The id a record is counted under: the process, or while it is younger
- * than fold_young_ns its command's family (cs_family_of), so that a fork
+ * than fold_young_ns its user's and command's family (cs_family_of), so that a fork
  * storm of /bin/true is a key per cache, not a key per cache and process.
  * The live map keeps the id an object was counted under, so its free goes
  * to the same key: a long-lived process's first moments stay with its
@@ -158,7 +158,7 @@ static __always_inline __u32 key_tgid(__u32 tgid, __u64 now, bool btf)
 		}
 		if (now - start < fold_young_ns) {
 			bpf_get_current_comm(comm, sizeof(comm));
-			key = cs_family_of(comm);
+			key = cs_family_of((__u32)bpf_get_current_uid_gid(), comm);
 		}
 	}
 	remember_comm(key);

@@ -106,7 +106,7 @@ static const struct argp_option options[] = {
 	{ "export-mb", OPT_EXPORT_MB, "MB", 0, "Keep the newest MB MiB of CSV rows (full chunks compressed) for 'cachescope export' (default 4; 0: none kept)", 0 },
 	{ "history-max", OPT_HISTORY_MAX, "N", 0, "Keep at most N vectors for clustering; past it the oldest go first and the history is shorter (default 16384)", 0 },
 	{ "max-keys", OPT_MAX_KEYS, "N", 0, "Track at most N keys apart; past it the longest idle are merged into their cache's 'others' key (default 4096)", 0 },
-	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
+	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its user's and command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
 	{ "sample", OPT_SAMPLE, "N|auto", 0, "Track 1 in N slab allocations, at random (a power of two, 1..1024; 1: every object), or auto: every object while the records stay within --sample-budget, past it fewer of the busiest caches (default auto)", 0 },
 	{ "sample-budget", OPT_SAMPLE_BUDGET, "N", 0, "Slab records per second that auto sampling aims to stay under (default 50000)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },

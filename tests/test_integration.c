@@ -836,6 +836,39 @@ static void keys__fork_storm__young_processes_in_families(void **state)
 	assert_true(sum_family(&t, "vm_area_struct", "true", "allocs") >= 1500);
 }
 
+/* The family of a young process is its user's and its command's: a fork
+ * storm of nobody's named like root's (comm is anyone's to set) is a
+ * family of its own, not root's, and neither holds the other's counts. */
+static void keys__same_comm_other_user__families_apart(void **state)
+{
+	const char *extra[] = { "--fold-ms", "1000", NULL };
+	struct daemon d;
+	struct table t;
+	int r, q, both = 0;
+
+	need_root(state);
+	daemon_start(&d, "storm-users", 6, extra);
+	assert_int_equal(run_cmd("setpriv --reuid=nobody --regid=nogroup --clear-groups "
+				 "sh -c 'for i in $(seq 800); do /bin/true; done' & " STORM "; wait",
+				 NULL, 0), 0);
+	assert_int_equal(daemon_wait(&d), 0);
+	check_summary(&d, false);
+	table_read(&t, d.csv);
+	/* a family key is one row a window: two rows of true's family in
+	 * one window are root's and nobody's (before: one, both users' sums) */
+	for (r = 0; r < t.nrows; r++) {
+		if (strcmp(cell(&t, r, "comm"), "true") || strcmp(cell(&t, r, "key_kind"), "family") ||
+		    strcmp(cell(&t, r, "key"), "vm_area_struct"))
+			continue;
+		for (q = r + 1; q < t.nrows; q++)
+			both += !strcmp(cell(&t, q, "window"), cell(&t, r, "window")) &&
+				!strcmp(cell(&t, q, "comm"), "true") &&
+				!strcmp(cell(&t, q, "key_kind"), "family") &&
+				!strcmp(cell(&t, q, "key"), "vm_area_struct");
+	}
+	assert_true(both > 0);
+}
+
 /* The same storm with every process apart and a budget of 64 keys: the
  * table stays within it (plus one others key per cache), and what did
  * not fit is counted on others keys, not lost. */
@@ -1354,6 +1387,7 @@ int main(void)
 		cmocka_unit_test(tracepoints__classic__same_events),
 		cmocka_unit_test(cli__running_daemon__stats_and_top),
 		cmocka_unit_test(keys__fork_storm__young_processes_in_families),
+		cmocka_unit_test(keys__same_comm_other_user__families_apart),
 		cmocka_unit_test(keys__past_budget__others_keys_nothing_lost),
 		cmocka_unit_test(drops__rings_too_small__counted_per_window),
 		cmocka_unit_test(sampling__fixed_1_in_16__counts_estimated_within_5_percent),

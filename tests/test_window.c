@@ -534,7 +534,7 @@ static void wtable_close__exited_process__key_merged_into_others(void **state)
  * is merged too; its cohorts keep their ages. */
 static void wtable_close__idle_family__merged_with_its_ages(void **state)
 {
-	uint32_t fam = cs_family_of("true");
+	uint32_t fam = cs_family_of(0, "true");
 	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
 	struct wtable_stats st;
 	struct cs_event e;
