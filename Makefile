@@ -473,6 +473,12 @@ FUZZ_EXTRA_fuzz_rules := -lm
 FUZZERS += csvread
 $(FUZZ_OUT)/fuzz_csvread: tests/fuzz/fuzz_csvread.c daemon/csvread.c daemon/csv.c daemon/strutil.c
 
+# cachescope cluster end to end: the CSV as the one file it reads
+FUZZERS += cluster
+$(FUZZ_OUT)/fuzz_cluster: tests/fuzz/fuzz_cluster.c tools/offline.c tools/svg.c tools/pca.c \
+	tools/cli.c $(filter-out %/main.c,$(wildcard $(CORE_MODS:%=daemon/%.c))) cluster/dbscan.c
+FUZZ_EXTRA_fuzz_cluster := -lm -lz $(JSONC_LIBS)
+
 FUZZERS += model
 $(FUZZ_OUT)/fuzz_model: tests/fuzz/fuzz_model.c tools/kvref/model.c tools/kvref/kvcache.c
 FUZZ_EXTRA_fuzz_model := -lm -lpthread

@@ -310,6 +310,33 @@ static void cluster__family_tgid_from_the_file__printed_escaped(void **state)
 	assert_non_null(strstr(out, "\\x1b]0;owned"));
 }
 
+/* Too few vectors for any cluster: the table is printed empty (make fuzz's
+ * cluster harness found an empty cluster table copied from NULL, which
+ * UBSan stops; the unit tests' ASan build runs this under it). */
+static void cluster__too_few_vectors__no_clusters_printed(void **state)
+{
+	char path[256], cmd[600], *argv[] = { "cluster", path, NULL };
+	int saved, null, rc;
+
+	(void)state;
+	/* the harness's input, as it found it */
+	snprintf(path, sizeof(path), "%s/no-clusters.csv", dir);
+	snprintf(cmd, sizeof(cmd), "cp tests/fuzz/corpus/cluster/no-clusters.csv '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	fflush(stdout);
+	saved = dup(1);
+	null = open("/dev/null", O_WRONLY);
+	assert_true(saved >= 0 && null >= 0);
+	assert_int_equal(dup2(null, 1), 1);
+	optind = 0;
+	rc = offline_cluster_main(2, argv);
+	fflush(stdout);
+	assert_int_equal(dup2(saved, 1), 1);
+	close(saved);
+	close(null);
+	assert_int_equal(rc, 0);
+}
+
 static void offline_load__no_host_column__same_labels(void **state)
 {
 	char path[256], *files[2] = { FIXTURE, path }, err[700];
@@ -401,6 +428,7 @@ int main(void)
 		cmocka_unit_test(offline_load__no_host_column__same_labels),
 		cmocka_unit_test(offline_load__window_far_or_past_the_clock__read_or_refused_at_once),
 		cmocka_unit_test(cluster__family_tgid_from_the_file__printed_escaped),
+		cmocka_unit_test(cluster__too_few_vectors__no_clusters_printed),
 		cmocka_unit_test(offline_load__bad_row__file_and_line),
 		cmocka_unit_test(offline_load__rules_file__thresholds_apply),
 	};

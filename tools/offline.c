@@ -785,7 +785,9 @@ static struct cluster_info *sorted_clusters(const struct offline *o)
 
 	if (!c)
 		return NULL;
-	memcpy(c, o->an.clusters, o->an.nclusters * sizeof(*c));
+	/* none: the table is NULL, which memcpy may not be given even for 0 */
+	if (o->an.nclusters)
+		memcpy(c, o->an.clusters, o->an.nclusters * sizeof(*c));
 	qsort(c, o->an.nclusters, sizeof(*c), cluster_by_id);
 	return c;
 }
