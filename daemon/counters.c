@@ -40,6 +40,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "keys_idle_merged", c->w.keys_idle_merged);
 	report_u64(f, "keys_evicted", c->w.keys_evicted);
 	report_u64(f, "others_events", c->w.others_events);
+	report_u64(f, "share_events", c->w.share_events);
 	report_u64(f, "history_vectors", c->history_vectors);
 	report_dbl(f, "history_s", c->history_s, 1);
 	report_u64(f, "history_trimmed", c->history_trimmed);

@@ -67,6 +67,13 @@ struct daemon {
 	bool driving;			/* runs kvref (--workload) */
 	bool confined;			/* its filesystem read-only (privs_confine) */
 	struct keeper keeper;		/* CAP_DAC_OVERRIDE's steps, where needed */
+	/* who owns a process, for the key budget's fair shares: the owner of
+	 * its /proc directory, remembered a second (a key's first records
+	 * ask; a user past its share asks at every record) */
+	struct owner_ent {
+		uint32_t tgid, uid;
+		uint64_t at_ns;
+	} owners[1024];
 	char gpu_lib[4200];		/* the CUPTI library watched, or "" */
 	struct csv *csv;
 	struct csv *mem_csv;		/* rows for export when there is no --csv file */
@@ -232,6 +239,23 @@ static bool started_here(uint32_t tgid, uint64_t ts_ns, void *ctx)
 	struct daemon *d = ctx;
 
 	return d->driving && wl_started(&d->wl, tgid, ts_ns);
+}
+
+static uint32_t process_owner(uint32_t tgid, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct owner_ent *o = &d->owners[tgid % (sizeof(d->owners) / sizeof(d->owners[0]))];
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	char path[32];
+	struct stat st;
+
+	if (o->tgid == tgid && o->at_ns && now - o->at_ns < NSEC_PER_SEC)
+		return o->uid;
+	snprintf(path, sizeof(path), "/proc/%u", tgid);
+	o->tgid = tgid;
+	o->uid = stat(path, &st) ? UINT32_MAX : st.st_uid;
+	o->at_ns = now;
+	return o->uid;
 }
 
 /* exec renames a process after its first keys were named: read its comm
@@ -1070,6 +1094,7 @@ static int load_and_attach(struct daemon *d)
 		.alive = process_alive,
 		.key_gone = key_gone,
 		.believed = started_here,
+		.owner = process_owner,
 	});
 	setup_kstate(d);
 	return 0;

@@ -220,9 +220,10 @@ void summary_print(const struct summary *s, FILE *out)
 		CS_SHIFT_SLOTS, 1u << s->smp->peak_shift, s->smp->changes, s->sample_budget);
 	fprintf(out, "keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64
 		" idle_merged=%" PRIu64 " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
+		" share_events=%" PRIu64
 		"; history: %zu vectors, %" PRIu64 " trimmed (max %ld)\n",
 		w->keys, w->keys_dropped, w->keys_exited, w->keys_idle_merged, w->keys_evicted,
-		s->max_keys, w->others_events, s->history_vectors, s->history_trimmed,
+		s->max_keys, w->others_events, w->share_events, s->history_vectors, s->history_trimmed,
 		s->history_max);
 	if (s->gpu)
 		fprintf(out, "gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 " bins=%" PRIu64

@@ -56,6 +56,11 @@ struct wtable {
 	struct wslot **spare;
 	size_t nspare, spare_cap;
 	size_t busy_max;	/* the most rows of one window since the last sweep */
+	/* keys held per user (the others keys not counted): fair shares */
+	struct wuser {
+		uint32_t uid, keys;
+	} *users;
+	size_t nusers, ucap;
 };
 
 const char *domain_name(int domain)
@@ -191,7 +196,56 @@ static void acc_name(struct acc *a)
 			 (unsigned long long)k->id);
 }
 
-static struct acc *acc_create(struct wtable *wt, const struct wkey *k)
+static struct wuser *user_of(struct wtable *wt, uint32_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < wt->nusers; i++)
+		if (wt->users[i].uid == uid)
+			return &wt->users[i];
+	return NULL;
+}
+
+/* A key more (+1) or less (-1) for its user: 0, or -ENOMEM. */
+static int user_count(struct wtable *wt, const struct acc *a, int d)
+{
+	struct wuser *u;
+
+	if (a->key.tgid == CS_TGID_OTHER)
+		return 0;
+	u = user_of(wt, a->uid);
+	if (!u) {
+		if (d < 0)
+			return 0;
+		if (wt->nusers == wt->ucap) {
+			size_t cap = wt->ucap ? wt->ucap * 2 : 8;
+			struct wuser *n = realloc(wt->users, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			wt->users = n;
+			wt->ucap = cap;
+		}
+		u = &wt->users[wt->nusers++];
+		u->uid = a->uid;
+		u->keys = 0;
+	}
+	if (d > 0) {
+		u->keys++;
+	} else if (!--u->keys) {
+		*u = wt->users[--wt->nusers];	/* a user without keys leaves */
+	}
+	return 0;
+}
+
+/* A user's share of the key budget: the budget over the users holding
+ * keys, itself counted. */
+static size_t user_share(const struct wtable *wt, const struct wuser *u)
+{
+	return wt->lim.max_keys / (wt->nusers + !u);
+}
+
+static struct acc *acc_create(struct wtable *wt, const struct wkey *k, uint32_t uid)
 {
 	struct acc *a;
 
@@ -199,6 +253,7 @@ static struct acc *acc_create(struct wtable *wt, const struct wkey *k)
 	if (!a)
 		return NULL;
 	a->key = *k;
+	a->uid = uid;
 	if (k->domain != DOM_PAGE && !(a->oh = calloc(1, sizeof(*a->oh)))) {
 		free(a);
 		return NULL;
@@ -208,7 +263,13 @@ static struct acc *acc_create(struct wtable *wt, const struct wkey *k)
 		wt->resolve(a, wt->ctx);
 	if (k->tgid == CS_TGID_OTHER)
 		snprintf(a->comm, sizeof(a->comm), "(others)");
+	if (user_count(wt, a, +1)) {
+		free(a->oh);
+		free(a);
+		return NULL;
+	}
 	if (htab_insert(&wt->keys, a)) {
+		user_count(wt, a, -1);
 		free(a->oh);
 		free(a);
 		return NULL;
@@ -308,6 +369,7 @@ static void acc_forget(struct wtable *wt, struct acc *a)
 	if (wt->lim.key_gone)
 		wt->lim.key_gone(&a->key, NULL, wt->ctx);
 	kvpool_release(&a->pool, &wt->st.kv_blocks);
+	user_count(wt, a, -1);
 	htab_remove(&wt->keys, a);
 	acc_free(a);
 }
@@ -323,12 +385,13 @@ static int acc_retire(struct wtable *wt, struct acc *a)
 	struct wkey ok = others_key(&a->key);
 	struct acc *o = acc_find(wt, &ok);
 
-	if (!o && !(o = acc_create(wt, &ok)))
+	if (!o && !(o = acc_create(wt, &ok, 0)))
 		return -ENOMEM;
 	acc_merge(o, a);
 	if (wt->lim.key_gone)
 		wt->lim.key_gone(&a->key, &o->key, wt->ctx);
 	kvpool_release(&a->pool, &wt->st.kv_blocks);
+	user_count(wt, a, -1);
 	htab_remove(&wt->keys, a);
 	acc_free(a);
 	return 0;
@@ -378,26 +441,43 @@ static void make_room(struct wtable *wt)
 		wt->room_window = 0;
 }
 
-/* The key's accumulator, made if new.  Past the budget, the longest idle
- * keys make room; when none can, the event counts on its others key. */
-static struct acc *acc_get(struct wtable *wt, const struct wkey *k, bool *others)
+/* The key's accumulator, made if new (pid: a process of it, whose owner
+ * the key's user is).  A user holding its share of the budget counts
+ * further keys on the others key; past the budget, the longest idle keys
+ * make room, and when none can, a user below its share still gets its key
+ * (within a quarter more: so one user's busy keys, there first, cannot
+ * keep everyone else's out), anyone else counts on the others key. */
+static struct acc *acc_get(struct wtable *wt, const struct wkey *k, uint32_t pid, bool *others)
 {
 	struct acc *a = acc_find(wt, k);
+	uint32_t uid = 0;
+	struct wuser *u;
 	struct wkey ok;
 
 	*others = false;
 	if (a)
 		return a;
-	if (wt->lim.max_keys && k->tgid != CS_TGID_OTHER && wt->keys.n >= wt->lim.max_keys) {
-		make_room(wt);
-		if (wt->keys.n >= wt->lim.max_keys) {
-			ok = others_key(k);
-			*others = true;
-			a = acc_find(wt, &ok);
-			return a ? a : acc_create(wt, &ok);
-		}
+	if (!wt->lim.max_keys || k->tgid == CS_TGID_OTHER)
+		return acc_create(wt, k, 0);
+	if (wt->lim.owner)
+		uid = wt->lim.owner(pid, wt->ctx);
+	u = user_of(wt, uid);
+	if (u && wt->nusers > 1 && u->keys >= user_share(wt, u)) {
+		wt->st.share_events++;
+		goto others;
 	}
-	return acc_create(wt, k);
+	if (wt->keys.n >= wt->lim.max_keys) {
+		make_room(wt);
+		if (wt->keys.n >= wt->lim.max_keys &&
+		    (wt->nusers + !u < 2 || wt->keys.n >= wt->lim.max_keys + wt->lim.max_keys / 4))
+			goto others;
+	}
+	return acc_create(wt, k, uid);
+others:
+	ok = others_key(k);
+	*others = true;
+	a = acc_find(wt, &ok);
+	return a ? a : acc_create(wt, &ok, 0);
 }
 
 struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,
@@ -438,6 +518,7 @@ void wtable_free(struct wtable *wt)
 	kvpool_queue_release(&wt->kvq);
 	slots_trim(wt, 0);
 	free(wt->spare);
+	free(wt->users);
 	free(wt);
 }
 
@@ -716,7 +797,7 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
 	default:
 		return -EINVAL;
 	}
-	a = acc_get(wt, &k, &others);
+	a = acc_get(wt, &k, tgid_is_family(e->tgid) ? e->pid : e->tgid, &others);
 	if (!a)
 		return -ENOMEM;
 	if (others)

@@ -109,6 +109,7 @@ struct acc {
 	struct thist *th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
 	struct kvpool pool;	/* kv domain: the pool's blocks */
+	uint32_t uid;		/* its process's owner (wtable_limits.owner) */
 };
 
 /* One closed (window, key), with what the accumulators derive. */
@@ -199,6 +200,8 @@ struct wtable_stats {
 	uint64_t keys_exited, keys_idle_merged, keys_evicted;
 	uint64_t others_events;	/* events counted on an others key because the
 				 * table was full of keys active right now */
+	uint64_t share_events;	/* of those, because their user held its share
+				 * of the budget (keys / users with keys) */
 	uint64_t files;		/* files with a refault history now */
 	/* user-space probe records rejected, all and by reason, and the
 	 * process of the last one */
@@ -235,6 +238,9 @@ struct wtable_limits {
 	 * ts_ns, is of a process the caller started itself (NULL: none is;
 	 * every flagged record is rejected, reason untrusted) */
 	bool (*believed)(uint32_t tgid, uint64_t ts_ns, void *ctx);
+	/* the uid that owns process tgid (UINT32_MAX unknown), for the fair
+	 * shares of the key budget (NULL: every key one user's) */
+	uint32_t (*owner)(uint32_t tgid, void *ctx);
 };
 
 void wtable_set_limits(struct wtable *wt, const struct wtable_limits *l);

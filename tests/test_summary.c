@@ -172,7 +172,7 @@ static void summary_print__counters__their_lines(void **state)
 		"events: produced=100 consumed=100 dropped=0 (produced = consumed + dropped) late=0 bad=0 lost_nomem=0\n"
 		"kernel: recursion_misses=0 free_unmatched=0 unseen_frees=0 live_map_evictions=0 evicted_map_evictions=0 page_evictions=0 page_truncations=0\n"
 		"sampling: auto, 1 in 8 slab objects tracked in the busiest caches at the end (7 of 1024 slots of caches thinned), 1 in 16 at most, 62 changes (budget 50000 records/s)\n"
-		"keys: now=1822 dropped=0 exited=996 idle_merged=0 evicted=0 (budget 4096) others_events=0; history: 6057 vectors, 0 trimmed (max 16384)\n"
+		"keys: now=1822 dropped=0 exited=996 idle_merged=0 evicted=0 (budget 4096) others_events=0 share_events=0; history: 6057 vectors, 0 trimmed (max 16384)\n"
 		"usdt: rejected=0 kv_blocks=0 kv_queue_full=0\n"
 		"csv: rows=9104 lost=0 rotations=0 files_dropped=0 rows_dropped=0\n");
 }

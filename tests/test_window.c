@@ -488,6 +488,52 @@ static void wtable_add__past_key_budget__merged_into_others_nothing_lost(void **
 	wtable_free(wt);
 }
 
+/* tgids below 2000 are user 1000's, the rest root's */
+static uint32_t owner_by_tgid(uint32_t tgid, void *ctx)
+{
+	(void)ctx;
+	return tgid < 2000 ? 1000 : 0;
+}
+
+/* One user's 200 busy processes fill a budget of 64 before anyone else
+ * comes: root's processes still get keys of their own (up to a quarter
+ * past the budget), and from then on the first user holds no more than
+ * its half, its further processes counted on the others key (share). */
+static void wtable_add__one_user_fills_budget__others_keep_their_keys(void **state)
+{
+	struct wtable *wt = wtable_new(T0, WIN, NULL, NULL, NULL);
+	struct wtable_stats st;
+	struct cs_event e;
+	int i, mine = 0;
+
+	(void)state;
+	wtable_set_limits(wt, &(struct wtable_limits){ .max_keys = 64, .owner = owner_by_tgid });
+	for (i = 0; i < 200; i++) {
+		e = alloc_ev(T0 + 1 + i, 0x10000 + 16 * i, 0, 64, 1);
+		e.tgid = 1000 + i;		/* the first user's, all busy now */
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	for (i = 0; i < 10; i++) {
+		e = alloc_ev(T0 + 300 + i, 0x90000 + 16 * i, 0, 64, 1);
+		e.tgid = 5000 + i;		/* root's */
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	for (i = 0; i < 10; i++)
+		assert_non_null(find_key(wt, 5000 + i, FILP));
+	for (i = 200; i < 300; i++) {
+		e = alloc_ev(T0 + 400 + i, 0x10000 + 16 * i, 0, 64, 1);
+		e.tgid = 1000 + i;		/* more of the first user's */
+		assert_int_equal(wtable_add(wt, &e), 0);
+	}
+	for (i = 200; i < 300; i++)
+		mine += find_key(wt, 1000 + i, FILP) != NULL;
+	assert_int_equal(mine, 0);
+	wtable_get_stats(wt, &st);
+	assert_true(st.share_events >= 100);
+	assert_true(st.keys <= 64 + 16 + 1);
+	wtable_free(wt);
+}
+
 static bool none_alive(uint32_t tgid, void *ctx)
 {
 	(void)ctx;
@@ -1835,6 +1881,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__many_keys__table_grows_and_finds_all),
 		cmocka_unit_test(wtable_add__past_key_budget__merged_into_others_nothing_lost),
 		cmocka_unit_test(wtable_close__exited_process__key_merged_into_others),
+		cmocka_unit_test(wtable_add__one_user_fills_budget__others_keep_their_keys),
 		cmocka_unit_test(wtable_close__idle_family__merged_with_its_ages),
 		cmocka_unit_test(wtable_add__kv_blocks__in_use_lifetimes_and_swap_refaults),
 		cmocka_unit_test(wtable_add__kv_pool_in_gpu_memory__named_kv_pool_gpu),
