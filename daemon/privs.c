@@ -190,7 +190,8 @@ int privs_confine(const char *const *paths, int n, char *failed, size_t size)
 	STEP("unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS));
 	STEP("making / private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
 	/* each directory written later a mount of its own, so that it alone
-	 * can be made writable again */
+	 * can be made writable again; recursive, so that a mount below it
+	 * (the other directory, on a file system of its own) stays seen */
 	for (i = 0; i < n; i++) {
 		if (!paths[i])
 			continue;
@@ -199,7 +200,7 @@ int privs_confine(const char *const *paths, int n, char *failed, size_t size)
 			snprintf(failed, size, "%s", paths[i]);
 			return err;
 		}
-		STEP(paths[i], mount(dir, dir, NULL, MS_BIND, NULL));
+		STEP(paths[i], mount(dir, dir, NULL, MS_BIND | MS_REC, NULL));
 	}
 	STEP("making / read-only", mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)));
 	for (i = 0; i < n; i++)
