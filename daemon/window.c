@@ -211,7 +211,7 @@ static int user_count(struct wtable *wt, const struct acc *a, int d)
 {
 	struct wuser *u;
 
-	if (a->key.tgid == CS_TGID_OTHER)
+	if (a->key.tgid == CS_TGID_OTHER || a->uid == WTABLE_UID_NONE)
 		return 0;
 	u = user_of(wt, a->uid);
 	if (!u) {
@@ -385,7 +385,7 @@ static int acc_retire(struct wtable *wt, struct acc *a)
 	struct wkey ok = others_key(&a->key);
 	struct acc *o = acc_find(wt, &ok);
 
-	if (!o && !(o = acc_create(wt, &ok, 0)))
+	if (!o && !(o = acc_create(wt, &ok, WTABLE_UID_NONE)))
 		return -ENOMEM;
 	acc_merge(o, a);
 	if (wt->lim.key_gone)
@@ -442,15 +442,15 @@ static void make_room(struct wtable *wt)
 }
 
 /* The key's accumulator, made if new (pid: a process of it, whose owner
- * the key's user is).  A user holding its share of the budget counts
- * further keys on the others key; past the budget, the longest idle keys
- * make room, and when none can, a user below its share still gets its key
- * (within a quarter more: so one user's busy keys, there first, cannot
- * keep everyone else's out), anyone else counts on the others key. */
+ * the key's user is).  Past the budget, the longest idle keys make room;
+ * when none can, a user below its share of the budget (the budget over
+ * the users holding keys, itself counted) still gets its key, within a
+ * quarter more: so one user's busy keys, there first, cannot keep
+ * everyone else's out.  Anyone else counts on the others key. */
 static struct acc *acc_get(struct wtable *wt, const struct wkey *k, uint32_t pid, bool *others)
 {
 	struct acc *a = acc_find(wt, k);
-	uint32_t uid = 0;
+	uint32_t uid = WTABLE_UID_NONE;
 	struct wuser *u;
 	struct wkey ok;
 
@@ -458,26 +458,27 @@ static struct acc *acc_get(struct wtable *wt, const struct wkey *k, uint32_t pid
 	if (a)
 		return a;
 	if (!wt->lim.max_keys || k->tgid == CS_TGID_OTHER)
-		return acc_create(wt, k, 0);
+		return acc_create(wt, k, WTABLE_UID_NONE);
 	if (wt->lim.owner)
 		uid = wt->lim.owner(pid, wt->ctx);
-	u = user_of(wt, uid);
-	if (u && wt->nusers > 1 && u->keys >= user_share(wt, u)) {
-		wt->st.share_events++;
-		goto others;
+	if (wt->keys.n < wt->lim.max_keys)
+		return acc_create(wt, k, uid);
+	make_room(wt);
+	if (wt->keys.n < wt->lim.max_keys)
+		return acc_create(wt, k, uid);
+	if (uid != WTABLE_UID_NONE) {
+		u = user_of(wt, uid);
+		if (wt->nusers + !u >= 2 && (!u || u->keys < user_share(wt, u))) {
+			if (wt->keys.n < wt->lim.max_keys + wt->lim.max_keys / 4)
+				return acc_create(wt, k, uid);
+		} else if (wt->nusers >= 2) {
+			wt->st.share_events++;
+		}
 	}
-	if (wt->keys.n >= wt->lim.max_keys) {
-		make_room(wt);
-		if (wt->keys.n >= wt->lim.max_keys &&
-		    (wt->nusers + !u < 2 || wt->keys.n >= wt->lim.max_keys + wt->lim.max_keys / 4))
-			goto others;
-	}
-	return acc_create(wt, k, uid);
-others:
 	ok = others_key(k);
 	*others = true;
 	a = acc_find(wt, &ok);
-	return a ? a : acc_create(wt, &ok, 0);
+	return a ? a : acc_create(wt, &ok, WTABLE_UID_NONE);
 }
 
 struct wtable *wtable_new(uint64_t t0_ns, uint64_t window_ns,

@@ -109,7 +109,9 @@ struct acc {
 	struct thist *th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
 	struct kvpool pool;	/* kv domain: the pool's blocks */
-	uint32_t uid;		/* its process's owner (wtable_limits.owner) */
+	uint32_t uid;		/* its process's owner (wtable_limits.owner), or
+				 * WTABLE_UID_NONE: no user's (others keys, a
+				 * process gone before it was asked) */
 };
 
 /* One closed (window, key), with what the accumulators derive. */
@@ -200,8 +202,8 @@ struct wtable_stats {
 	uint64_t keys_exited, keys_idle_merged, keys_evicted;
 	uint64_t others_events;	/* events counted on an others key because the
 				 * table was full of keys active right now */
-	uint64_t share_events;	/* of those, because their user held its share
-				 * of the budget (keys / users with keys) */
+	uint64_t share_events;	/* of those, of a user holding its share of the
+				 * full budget (keys / users with keys) */
 	uint64_t files;		/* files with a refault history now */
 	/* user-space probe records rejected, all and by reason, and the
 	 * process of the last one */
@@ -226,6 +228,8 @@ struct wtable;
 /* Where the table may grow: at most max_keys keys apart (others keys come
  * on top: one per cache at most); alive tells whether a process still
  * exists (NULL: always), so an exited process's key can be merged. */
+#define WTABLE_UID_NONE UINT32_MAX
+
 struct wtable_limits {
 	size_t max_keys;
 	bool (*alive)(uint32_t tgid, void *ctx);
@@ -238,8 +242,8 @@ struct wtable_limits {
 	 * ts_ns, is of a process the caller started itself (NULL: none is;
 	 * every flagged record is rejected, reason untrusted) */
 	bool (*believed)(uint32_t tgid, uint64_t ts_ns, void *ctx);
-	/* the uid that owns process tgid (UINT32_MAX unknown), for the fair
-	 * shares of the key budget (NULL: every key one user's) */
+	/* the uid that owns process tgid (WTABLE_UID_NONE: gone), for the
+	 * fair shares of a full key budget (NULL: no key is a user's) */
 	uint32_t (*owner)(uint32_t tgid, void *ctx);
 };
 
