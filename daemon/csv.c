@@ -374,6 +374,18 @@ static int rotate_here(struct csv *c, int *fd)
 	return *fd < 0 ? -errno : 0;
 }
 
+/* The oldest file went at a shift: what it held, where this run wrote it
+ * (an earlier run's file counts nothing). */
+static void count_dropped(struct csv *c)
+{
+	uint64_t rows = c->seg_rows[c->keep + 1];
+
+	if (rows) {
+		c->st.files_dropped++;
+		c->st.rows_dropped += rows;
+	}
+}
+
 /* The file so far committed, a new one begun with the header.  A failure
  * is the file's write error: later rows are counted as lost. */
 static void rotate_now(struct csv *c)
@@ -399,11 +411,7 @@ static void rotate_now(struct csv *c)
 	c->fd = fd;
 	c->off = 0;
 	c->st.rotations++;
-	/* what the oldest held, where this run wrote it */
-	if (c->seg_rows[last]) {
-		c->st.files_dropped++;
-		c->st.rows_dropped += c->seg_rows[last];
-	}
+	count_dropped(c);
 	for (i = last; i > 0; i--)
 		c->seg_rows[i] = c->seg_rows[i - 1];
 	c->seg_rows[0] = 0;
@@ -454,33 +462,25 @@ const char *csv_tmp_path(const struct csv *c)
 
 int csv_commit_by(struct csv *c, int (*move)(void *ctx), void *ctx)
 {
+	bool dropped;
+	int r;
+
 	csv_flush(c);
 	/* a failed fsync is a write error too: what it lost is unknown */
 	if (fsync(c->fd) && !c->st.err)
 		c->st.err = -errno;
+	/* once the bound was reached the older files move up as they did
+	 * there; else the file replaces the target alone */
 	if (move) {
-		int r = move(ctx);
-
-		if (r > 0 && c->seg_rows[c->keep + 1]) {	/* the oldest removed */
-			c->st.files_dropped++;
-			c->st.rows_dropped += c->seg_rows[c->keep + 1];
-		}
-		return r < 0 ? r : 0;
+		r = move(ctx);
+	} else {
+		r = csv_shift_files(c->path, c->tmp, c->st.rotations ? c->keep : 0, &dropped);
+		if (!r)
+			r = dropped;
 	}
-	if (c->st.rotations) {	/* the older files move up as at the bound */
-		bool dropped;
-		int err = csv_shift_files(c->path, c->tmp, c->keep, &dropped);
-
-		if (!err && dropped && c->seg_rows[c->keep + 1]) {
-			c->st.files_dropped++;
-			c->st.rows_dropped += c->seg_rows[c->keep + 1];
-		}
-		return err;
-	}
-	if (rename(c->tmp, c->path))
-		return -errno;
-	sync_dir(c->path);
-	return 0;
+	if (r > 0)
+		count_dropped(c);
+	return r < 0 ? r : 0;
 }
 
 int csv_commit(struct csv *c)

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -76,25 +75,6 @@ static int ask(struct keeper *k, char op, int *passed)
 	return err;
 }
 
-static int commit(const char *tmp, const char *path)
-{
-	char *dir;
-	int dfd;
-
-	if (rename(tmp, path))
-		return -errno;
-	dir = strdup(path);
-	if (dir) {
-		dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dir);
-	}
-	return 0;
-}
-
 static void serve(int fd, const char *tmp, const char *path, int keep, const char *sock)
 {
 	bool rotated = false, dropped;
@@ -137,10 +117,9 @@ static void serve(int fd, const char *tmp, const char *path, int keep, const cha
 			close(nfd);
 			continue;
 		case OP_COMMIT:
-			if (tmp && rotated)
-				err = csv_shift_files(path, tmp, keep, &dropped) ?: dropped;
-			else if (tmp)
-				err = commit(tmp, path);
+			if (tmp)
+				err = csv_shift_files(path, tmp, rotated ? keep : 0, &dropped) ?:
+				      dropped;
 			tmp = NULL;	/* once */
 			break;
 		case OP_ABORT:

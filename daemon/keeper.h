@@ -33,8 +33,8 @@ int keeper_listen(struct keeper *k);
  * temporary file made, its descriptor into *fd; 0 or -errno. */
 int keeper_rotate_csv(struct keeper *k, int *fd);
 /* The CSV's temporary file renamed over its path (and the directory
- * synced; after a rotation the files moved up): 1 when that removed the
- * oldest, 0, or -errno. */
+ * synced; after a rotation the files moved up): 1 when that removed or
+ * replaced a file, 0, or -errno. */
 int keeper_commit_csv(struct keeper *k);
 /* The CSV's temporary file removed; 0 or -errno. */
 int keeper_abort_csv(struct keeper *k);

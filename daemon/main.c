@@ -633,11 +633,10 @@ static int drop_privileges(struct daemon *d)
 		if (err)
 			log_warn("cannot start the keeper process (%s): CAP_DAC_OVERRIDE is kept",
 				 strerror(-err));
-		else
-			n = privs_policy(&(struct privs_needs){ .bpf_needs_cap = needs.bpf_needs_cap,
-								.cap_bpf = needs.cap_bpf,
-								.signals_others = needs.signals_others },
-					 keep);
+		else {
+			needs.dir_locked = false;
+			n = privs_policy(&needs, keep);
+		}
 	}
 	err = privs_drop(keep, n);
 	if (err) {
