@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "discover.h"
 #include "log.h"
@@ -140,14 +141,20 @@ int discover_workload(const struct env *env, const char *gpu_lib, char *path,
 		log_err("cannot run the workload: %s: %s (build it with make)", found, strerror(errno));
 		return -errno;
 	}
-	err = spawn_user_get(user, WL_USER);
+	/* the lock directory under the runtime directory (the unit's
+	 * RuntimeDirectory=); where it cannot be made the lease is unlocked */
+	if (mkdir(WL_RUNDIR, 0755) && errno != EEXIST)
+		log_debug("cannot make %s: %s", WL_RUNDIR, strerror(errno));
+	err = spawn_user_own(user, WL_UID_LOCKDIR, SPAWN_UID_MIN, SPAWN_UID_MAX);
 	if (err) {
-		log_err("cannot start %s: no user '%s' to run it as (it does not run as root)",
-			path, WL_USER);
+		log_err("cannot start %s: every uid of %u-%u is taken, none left for it to run as (it does not run as root)",
+			path, SPAWN_UID_MIN, SPAWN_UID_MAX);
 		return err;
 	}
 	err = open_workload_files(env, gpu_lib, path, user, f);
-	if (err)
+	if (err) {
 		wl_files_close(f);
+		spawn_user_release(user);
+	}
 	return err;
 }

@@ -232,7 +232,7 @@ static bool is_workload(uint32_t tgid, void *ctx)
 	return d->driving && wl_is_workload(&d->wl, tgid);
 }
 
-/* kvref runs as nobody: its probe records are believed because the
+/* kvref runs as a user of its own: its probe records are believed as the
  * daemon started it (its pid, while it lived) */
 static bool started_here(uint32_t tgid, uint64_t ts_ns, void *ctx)
 {
@@ -573,16 +573,20 @@ static int start_workload(struct daemon *d)
 	if (err)
 		return err;
 	err = loader_attach_usdt(&d->ld, path);
-	if (err)
+	if (err) {
+		spawn_user_release(&user);
 		goto cleanup;
+	}
 	/* kvref stops two seconds before the daemon, so its last windows close;
 	 * on the GPU it reaches us through the CUPTI library we watch */
 	err = wl_start(&d->wl, &f, &user, d->env.workload, d->env.duration_s - 2,
 		       d->env.workload_backend, why, sizeof(why));
 	if (err) {
 		log_err("cannot run %s as %s: %s", path, user.name, why);
+		spawn_user_release(&user);
 		goto cleanup;
 	}
+	log_info("workload: kvref runs as %s, a user of its own", user.name);
 	d->driving = true;
 	err = loop_add(&d->loop, d->wl.fd, EPOLLIN, on_workload, d);
 	if (err)

@@ -10,6 +10,7 @@
  * either "exec happened" (end of file) or exactly what went wrong, and
  * can say it in one line instead of an exit status.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -18,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -31,6 +34,7 @@ int spawn_user_get(struct spawn_user *u, const char *name)
 	struct passwd *pw;
 
 	memset(u, 0, sizeof(*u));
+	u->lock_fd = -1;
 	if (geteuid()) {
 		u->uid = geteuid();
 		u->gid = getegid();
@@ -49,6 +53,125 @@ int spawn_user_get(struct spawn_user *u, const char *name)
 	u->drop = true;
 	snprintf(u->name, sizeof(u->name), "%s", name);
 	return 0;
+}
+
+/* Mark in taken[] the ids of [min, max] that a process runs as: the four
+ * uids and four gids of every /proc/N/status (a process gone meanwhile
+ * is no one's). */
+static void mark_running(unsigned char *taken, unsigned int min, unsigned int max)
+{
+	char path[300], line[256];
+	unsigned int id[4];
+	struct dirent *e;
+	DIR *proc;
+	FILE *f;
+	int i;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return;
+	while ((e = readdir(proc))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "Uid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) != 4 &&
+			    sscanf(line, "Gid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) != 4)
+				continue;
+			for (i = 0; i < 4; i++)
+				if (id[i] >= min && id[i] <= max)
+					taken[id[i] - min] = 1;
+		}
+		fclose(f);
+	}
+	closedir(proc);
+}
+
+/* Whether uid is anyone's already: an account, a group, systemd's lease. */
+static bool named(uid_t uid)
+{
+	char path[64];
+
+	if (getpwuid(uid) || getgrgid((gid_t)uid))
+		return true;
+	snprintf(path, sizeof(path), "/run/systemd/dynamic-uid/%u", (unsigned int)uid);
+	if (!access(path, F_OK))
+		return true;
+	snprintf(path, sizeof(path), "/run/systemd/dynamic-uid/direct:%u", (unsigned int)uid);
+	return !access(path, F_OK);
+}
+
+/* The lock of uid in dir (its fd), -EWOULDBLOCK when another holds it. */
+static int lock_uid(int dir, uid_t uid)
+{
+	char name[16];
+	int fd;
+
+	snprintf(name, sizeof(name), "%u", (unsigned int)uid);
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return -EWOULDBLOCK;
+	}
+	return fd;
+}
+
+int spawn_user_own(struct spawn_user *u, const char *lockdir, uid_t min, uid_t max)
+{
+	unsigned int start = 0, span, i;
+	unsigned char *taken;
+	int dir, fd = -1;
+	uid_t uid;
+
+	if (geteuid())
+		return spawn_user_get(u, NULL);
+	if (!min || max < min)
+		return -EINVAL;
+	span = max - min + 1;
+	taken = calloc(span, 1);
+	if (!taken)
+		return -ENOMEM;
+	mark_running(taken, min, max);
+	/* a random start: two daemons seldom try the same uid first */
+	if (getrandom(&start, sizeof(start), GRND_NONBLOCK) != sizeof(start))
+		start = (unsigned int)getpid() * 2654435761u;
+	if (mkdir(lockdir, 0700) && errno != EEXIST)
+		dir = -1;
+	else
+		dir = open(lockdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	for (i = 0; i < span; i++) {
+		uid = min + (start + i) % span;
+		if (taken[uid - min] || named(uid))
+			continue;
+		if (dir >= 0) {
+			fd = lock_uid(dir, uid);
+			if (fd == -EWOULDBLOCK)
+				continue;
+		}
+		memset(u, 0, sizeof(*u));
+		u->uid = uid;
+		u->gid = (gid_t)uid;
+		u->drop = true;
+		u->lock_fd = fd >= 0 ? fd : -1;
+		snprintf(u->name, sizeof(u->name), "uid %u", (unsigned int)uid);
+		break;
+	}
+	if (dir >= 0)
+		close(dir);
+	free(taken);
+	return i < span ? 0 : -EAGAIN;
+}
+
+void spawn_user_release(struct spawn_user *u)
+{
+	if (u->lock_fd >= 0)
+		close(u->lock_fd);
+	u->lock_fd = -1;
 }
 
 static const char *errname(int err)

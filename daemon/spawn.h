@@ -21,7 +21,31 @@ struct spawn_user {
 	gid_t gid;
 	bool drop;			/* change to uid/gid, no supplementary groups */
 	char name[64];			/* for messages: "nobody", or "uid 1000" */
+	int lock_fd;			/* spawn_user_own's lease, or -1 */
 };
+
+/* The range of spawn_user_own's uids: systemd's for DynamicUser= units
+ * (systemd's UIDS-GIDS.md), which no distribution gives to accounts. */
+#define SPAWN_UID_MIN 61184u
+#define SPAWN_UID_MAX 65519u
+
+/*
+ * A user of the child's own, as systemd's DynamicUser= leases one: a uid,
+ * and a gid of the same number, in [min, max] (SPAWN_UID_MIN/MAX) that no
+ * account or group names, that systemd has not leased
+ * (/run/systemd/dynamic-uid/N), that no process on the host runs as (any
+ * of its real, effective, saved or file-system ids), and that no other
+ * daemon holds: a lock on lockdir/N (the directory made 0700 if missing),
+ * kept in u->lock_fd until spawn_user_release().  So no other process may
+ * signal, trace or share files with the child through a uid of its own.
+ * A lockdir that cannot be made leaves the lease unlocked (lock_fd -1;
+ * the process scan still stands).  When we are not root: ourselves, as
+ * spawn_user_get().  0; -EAGAIN when every uid of the range is taken,
+ * -EINVAL for an empty range or one holding root's.
+ */
+int spawn_user_own(struct spawn_user *u, const char *lockdir, uid_t min, uid_t max);
+/* End u's lease (its lock); a user with none: nothing. */
+void spawn_user_release(struct spawn_user *u);
 
 /* A file opened for a child: the descriptor is close-on-exec here and
  * kept open across the child's exec when it is passed. */

@@ -8,9 +8,11 @@
  *
  * kvref needs no privilege (its swap-page drops are posix_fadvise on its
  * own file, its probes are read by the daemon's uprobes), so a daemon
- * running as root starts it as nobody: a fault in the workload is then
- * not root's.  Its executable and libraries come as descriptors root
- * opened (spawn.h): nobody needs no path to them.
+ * running as root starts it as a user of its own (spawn_user_own): a
+ * fault in the workload is then not root's, and no other process shares
+ * its uid to trace it or speak through its probes, whose records the
+ * daemon believes.  Its executable and libraries come as descriptors
+ * root opened (spawn.h): that user needs no path to them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +66,7 @@ int wl_start(struct wl *w, const struct wl_files *f, const struct spawn_user *u,
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
+	w->user_lock = -1;
 	w->grace_ns = 2000000000ull;
 	snprintf(dur, sizeof(dur), "%ld", duration_s);
 	if (f->backend.fd >= 0) {
@@ -101,6 +104,7 @@ int wl_start(struct wl *w, const struct wl_files *f, const struct spawn_user *u,
 	}
 	w->tgid = w->pid;
 	w->uid = u->uid;
+	w->user_lock = u->lock_fd;
 	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
 	w->fd = pfd[0];
 	return 0;
@@ -139,6 +143,18 @@ static void on_line(struct wl *w, const char *line)
 	}
 }
 
+/* kvref is gone: its pid and its user are free again (it forks no
+ * process that could outlive it under that user) */
+static void reap(struct wl *w)
+{
+	waitpid(w->pid, &w->status, 0);
+	w->pid = 0;
+	w->reaped_ns = clock_ns(CLOCK_MONOTONIC);
+	if (w->user_lock >= 0)
+		close(w->user_lock);
+	w->user_lock = -1;
+}
+
 void wl_read(struct wl *w, uint64_t now_ns)
 {
 	char buf[1024];
@@ -163,9 +179,7 @@ void wl_read(struct wl *w, uint64_t now_ns)
 		w->fd = -1;
 		w->exited = true;
 		w->exit_ns = now_ns;
-		waitpid(w->pid, &w->status, 0);
-		w->pid = 0;
-		w->reaped_ns = clock_ns(CLOCK_MONOTONIC);
+		reap(w);
 	}
 }
 
@@ -314,9 +328,7 @@ void wl_stop(struct wl *w)
 {
 	if (w->pid > 0) {
 		kill(w->pid, SIGTERM);
-		waitpid(w->pid, &w->status, 0);
-		w->pid = 0;
-		w->reaped_ns = clock_ns(CLOCK_MONOTONIC);
+		reap(w);
 	}
 	if (w->fd >= 0) {
 		close(w->fd);

@@ -15,8 +15,10 @@
 #include "spawn.h"
 
 #define WL_MAX_PHASES 8
-/* whom kvref runs as when the daemon is root */
-#define WL_USER "nobody"
+/* kvref runs as a user of its own when the daemon is root (spawn_user_own),
+ * leased by a lock in this directory */
+#define WL_RUNDIR "/run/cachescope"
+#define WL_UID_LOCKDIR WL_RUNDIR "/kvref-uid"
 
 #define WL_MAX_KEYS 64
 
@@ -37,6 +39,7 @@ struct wl {
 	pid_t tgid;			/* its process, also after it exited */
 	uint64_t reaped_ns;		/* CLOCK_MONOTONIC when it was reaped */
 	uid_t uid;			/* the user it runs as */
+	int user_lock;			/* that user's lease (spawn_user_own) until reaped */
 	int fd;				/* kvref's stdout, or -1 once closed */
 	bool exited;
 	uint64_t exit_ns;
@@ -61,7 +64,8 @@ struct wl_files {
 
 /* Start kvref from f->exe as u with --scenario, --duration and --backend
  * (NULL: cpu); its stdout comes back through w->fd.  Returns 0 once it
- * runs, or -errno with the reason in why (spawn_run). */
+ * runs (u's lease is then w's, ended when kvref is reaped), or -errno
+ * with the reason in why (spawn_run). */
 int wl_start(struct wl *w, const struct wl_files *f, const struct spawn_user *u,
 	     const char *scenario, long duration_s, const char *backend, char *why, size_t n);
 /* Close the files of f (kvref has its own copies once it runs). */

@@ -99,7 +99,7 @@ static void ensure_installed(void)
 	if (installed)
 		return;
 	snprintf(dest, sizeof(dest), "%s/destdir", tmpdir);
-	/* kvref runs as nobody, from here */
+	/* kvref runs as a user of its own, from here */
 	assert_int_equal(chmod(tmpdir, 0755), 0);
 	if (make_in_dest("install", out, sizeof(out))) {
 		fprintf(stderr, "%s", out);

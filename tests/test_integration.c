@@ -1075,25 +1075,45 @@ static void workload__sigint__daemon_and_kvref_stop(void **state)
 	assert_true(i < 100);
 }
 
-/* kvref needs no privilege: under a root daemon it runs as nobody, with no
- * supplementary group, and holds no file of the daemon's (the CSV's
- * temporary file is O_CLOEXEC). */
-static void workload__kvref__runs_as_nobody_without_daemon_fds(void **state)
+/* kvref needs no privilege: under a root daemon it runs as a user of its
+ * own (a uid of systemd's dynamic range no account names, a gid of the
+ * same number, no supplementary group) that no other process runs as, and
+ * holds no file of the daemon's (the CSV's temporary file is O_CLOEXEC). */
+static bool runs_as(pid_t pid, unsigned int uid)
+{
+	char path[64], line[256];
+	unsigned int id[4];
+	bool as = false;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4 ||
+		    sscanf(line, "Gid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4)
+			for (i = 0; i < 4; i++)
+				as |= id[i] == uid;
+	fclose(f);
+	return as;
+}
+
+static void workload__kvref__runs_as_own_user_without_daemon_fds(void **state)
 {
 	const char *extra[] = { "--workload", "normal", NULL };
 	char path[64], line[256], link[4200];
-	unsigned int id[4];
+	unsigned int id[4], uid = 0;
 	bool uid_seen = false, gid_seen = false, groups_seen = false;
-	struct passwd *pw = getpwnam("nobody");
 	struct dirent *e;
 	struct daemon d;
 	pid_t kv = 0;
 	DIR *fds;
 	FILE *f;
-	int i;
+	int i, others = 0;
 
 	need_root(state);
-	assert_non_null(pw);
 	daemon_start(&d, "wl-priv", 6, extra);
 	for (i = 0; i < 100 && !(kv = child_named(d.pid, "kvref")); i++)
 		sleep_ms(100);
@@ -1104,12 +1124,15 @@ static void workload__kvref__runs_as_nobody_without_daemon_fds(void **state)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "Uid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4) {
 			uid_seen = true;
+			uid = id[0];
+			assert_true(uid >= 61184 && uid <= 65519);
+			assert_null(getpwuid(uid));
 			for (i = 0; i < 4; i++)
-				assert_int_equal(id[i], pw->pw_uid);
+				assert_int_equal(id[i], uid);
 		} else if (sscanf(line, "Gid: %u %u %u %u", &id[0], &id[1], &id[2], &id[3]) == 4) {
 			gid_seen = true;
 			for (i = 0; i < 4; i++)
-				assert_int_equal(id[i], pw->pw_gid);
+				assert_int_equal(id[i], uid);
 		} else if (!strncmp(line, "Groups:", 7)) {
 			groups_seen = true;
 			assert_int_equal(strspn(line + 7, " \t\n"), strlen(line + 7));
@@ -1117,6 +1140,14 @@ static void workload__kvref__runs_as_nobody_without_daemon_fds(void **state)
 	}
 	fclose(f);
 	assert_true(uid_seen && gid_seen && groups_seen);
+	/* no other process runs as it */
+	fds = opendir("/proc");
+	assert_non_null(fds);
+	while ((e = readdir(fds)))
+		if (atoi(e->d_name) > 0 && atoi(e->d_name) != kv)
+			others += runs_as(atoi(e->d_name), uid);
+	closedir(fds);
+	assert_int_equal(others, 0);
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)kv);
 	fds = opendir(path);
 	assert_non_null(fds);
@@ -1148,16 +1179,17 @@ static void copy_built(const char *dir, const char *name)
 }
 
 /*
- * A build nobody cannot reach, as a checkout in a 0700 home directory (and
- * a path with spaces): the daemon opens kvref as root and hands it over as
- * a descriptor, so kvref still runs, as nobody, and its probes are read.
- * Where kvref's own mode bars nobody, one line names the file, the user
- * and the errno, and the daemon exits 1.
+ * A build other users cannot reach, as a checkout in a 0700 home directory
+ * (and a path with spaces): the daemon opens kvref as root and hands it
+ * over as a descriptor, so kvref still runs, as a user of its own, and its
+ * probes are read.  Where kvref's own mode bars others, one line names the
+ * file, the user and the errno, and the daemon exits 1.
  */
-static void workload__build_in_0700_dir__kvref_runs_as_nobody(void **state)
+static void workload__build_in_0700_dir__kvref_runs_as_own_user(void **state)
 {
 	const char *extra[] = { "--workload", "normal", NULL };
 	char home[400], dir[500], cmd[1600], out[2048], want[700];
+	unsigned int u1, u2;
 	struct daemon d;
 	struct table t;
 	int r, kv = 0;
@@ -1188,10 +1220,14 @@ static void workload__build_in_0700_dir__kvref_runs_as_nobody(void **state)
 	snprintf(cmd, sizeof(cmd), "chmod 0700 '%s/kvref' && '%s/cachescoped' --workload normal "
 		 "--duration 5 --socket none --top 0 2>&1", dir, dir);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 1);
-	snprintf(want, sizeof(want), "cachescoped: error: cannot run %s/kvref as nobody: it is not "
-		 "executable by nobody (mode 0700, owner uid 0) (EACCES)\n", dir);
-	if (strcmp(out, want))
-		fail_msg("expected one line '%s', got '%s'", want, out);
+	/* the user is leased anew each run: "as uid N: ... by uid N (" */
+	snprintf(want, sizeof(want), "cachescoped: error: cannot run %s/kvref as uid ", dir);
+	if (strncmp(out, want, strlen(want)) || count_lines(out) != 1 ||
+	    sscanf(out + strlen(want), "%u: it is not executable by uid %u (", &u1, &u2) != 2 ||
+	    u1 != u2 || u1 < 61184 || u1 > 65519 ||
+	    !strstr(out, " (mode 0700, owner uid 0) (EACCES)\n"))
+		fail_msg("expected one line '%s N: it is not executable by uid N (mode 0700, owner uid 0) (EACCES)', got '%s'",
+			 want, out);
 }
 
 /* Whether the file at path holds the byte c. */
@@ -1393,8 +1429,8 @@ int main(void)
 		cmocka_unit_test(sampling__fixed_1_in_16__counts_estimated_within_5_percent),
 		cmocka_unit_test(sampling__auto_past_budget__shift_raised_estimates_hold),
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
-		cmocka_unit_test(workload__kvref__runs_as_nobody_without_daemon_fds),
-		cmocka_unit_test(workload__build_in_0700_dir__kvref_runs_as_nobody),
+		cmocka_unit_test(workload__kvref__runs_as_own_user_without_daemon_fds),
+		cmocka_unit_test(workload__build_in_0700_dir__kvref_runs_as_own_user),
 		cmocka_unit_test(control__socket_path_taken__refused_one_line),
 		cmocka_unit_test(terminal__comm_with_escape__shown_escaped),
 		cmocka_unit_test_teardown(csv__disk_full__rows_kept_tracing_goes_on, full_unmount),

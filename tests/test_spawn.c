@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,95 @@ static void spawn_user_get__unknown_or_root__enoent(void **state)
 	assert_int_equal(spawn_user_get(&u, "root"), -ENOENT);
 }
 
+/* Three uids of the dynamic range no account names, else skip. */
+static uid_t free_trio(void)
+{
+	uid_t u;
+
+	for (u = 65000; u < 65400; u += 3)
+		if (!getpwuid(u) && !getpwuid(u + 1) && !getpwuid(u + 2))
+			return u;
+	skip();
+	return 0;
+}
+
+/*
+ * A user of its own: of a range of three, one a process runs as (a child
+ * setuid to it, as gid too) and one another daemon holds (its lock): the
+ * lease is the third, its lock held; with that held too none is left
+ * (-EAGAIN); released, it is to be had again.
+ */
+static void spawn_user_own__running_or_held__third_leased(void **state)
+{
+	struct spawn_user a, b, c;
+	char locks[128];
+	int p[2], st;
+	uid_t base;
+	pid_t kid;
+	char ok;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	base = free_trio();
+	snprintf(locks, sizeof(locks), "%s/locks", dir);
+	/* base + 2 runs a process; the kernel holds its ids while it lives */
+	assert_int_equal(pipe(p), 0);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (!kid) {
+		close(p[0]);
+		if (setgid(base + 2) || setuid(base + 2))
+			_exit(1);
+		ok = 1;
+		if (write(p[1], &ok, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &ok, 1), 1);
+	close(p[0]);
+	/* two leases from the three: never base + 2, never the same twice */
+	assert_int_equal(spawn_user_own(&a, locks, base, base + 2), 0);
+	assert_true(a.drop && a.lock_fd >= 0 && a.uid == a.gid);
+	assert_true(a.uid == base || a.uid == base + 1);
+	assert_int_equal(spawn_user_own(&b, locks, base, base + 2), 0);
+	assert_true(b.uid == base || b.uid == base + 1);
+	assert_int_not_equal(a.uid, b.uid);
+	assert_int_equal(spawn_user_own(&c, locks, base, base + 2), -EAGAIN);
+	/* a lease ended is free again; the process's uid is still not */
+	spawn_user_release(&a);
+	assert_int_equal(a.lock_fd, -1);
+	spawn_user_release(&a);		/* twice does nothing */
+	assert_int_equal(spawn_user_own(&c, locks, base, base + 2), 0);
+	assert_int_equal(c.uid, a.uid);
+	assert_string_equal(c.name, a.name);
+	spawn_user_release(&b);
+	spawn_user_release(&c);
+	kill(kid, SIGKILL);
+	assert_int_equal(waitpid(kid, &st, 0), kid);
+	assert_int_equal(spawn_user_own(&a, locks, base, base + 1), 0);
+	assert_int_equal(spawn_user_own(&a, locks, base + 1, base), -EINVAL);
+	assert_int_equal(spawn_user_own(&a, locks, 0, 5), -EINVAL);
+}
+
+/* Where the lock directory cannot be made, the lease still excludes the
+ * uids processes run as, unlocked. */
+static void spawn_user_own__no_lock_dir__unlocked_lease(void **state)
+{
+	struct spawn_user u;
+	uid_t base;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	base = free_trio();
+	assert_int_equal(spawn_user_own(&u, "/proc/no-such/locks", base, base), 0);
+	assert_int_equal(u.uid, base);
+	assert_int_equal(u.lock_fd, -1);
+}
+
 static void spawn_env__drops_and_replaces_names(void **state)
 {
 	char *in[] = { "A=1", "CUDA_INJECTION64_PATH=/x", "AB=2", "B=old", NULL };
@@ -240,6 +330,8 @@ int main(void)
 		cmocka_unit_test(spawn_open__writable_by_others_or_missing__refused),
 		cmocka_unit_test(spawn_run__not_a_program__enoexec_in_one_line),
 		cmocka_unit_test(spawn_user_get__unknown_or_root__enoent),
+		cmocka_unit_test(spawn_user_own__running_or_held__third_leased),
+		cmocka_unit_test(spawn_user_own__no_lock_dir__unlocked_lease),
 		cmocka_unit_test(spawn_env__drops_and_replaces_names),
 	};
 
