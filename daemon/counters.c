@@ -61,6 +61,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "gpu_bins", c->gpu_bins);
 	report_u64(f, "cupti_dropped", c->cupti_dropped);
 	report_u64(f, "gpu_release_unmatched", c->w.gpu_release_unmatched);
+	report_u64(f, "gpu_unjoined", c->w.gpu_unjoined);
 	/* records of user-space probes rejected (untrusted, out of bounds), by reason */
 	report_u64(f, "usdt_rejected", c->w.rejected);
 	for (r = 0; r < REJ_N; r++) {

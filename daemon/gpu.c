@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The gpu domain's records and the host-GPU join: see gpu.h. */
+#include <stdlib.h>
 #include <string.h>
 #include "gpu.h"
 #include "history.h"
@@ -93,39 +94,81 @@ void gpu_join_reset(struct gpu_join *j)
 	j->n = 0;
 }
 
+/* One entry a gpu key; gpu_join_done sums a process's entries. */
 void gpu_join_key(struct gpu_join *j, const struct acc *a, uint64_t w)
 {
 	const struct wslot *s;
-	unsigned int i;
+	struct gpu_sum *e;
 
 	s = a->slot[w & 1];
 	if (a->key.domain != DOM_GPU || !s)
 		return;
-	for (i = 0; i < j->n && j->sum[i].tgid != a->key.tgid; i++)
-		;
-	if (i == j->n) {
-		if (j->n == GPU_JOIN_MAX)
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 64;
+		struct gpu_sum *grown = realloc(j->sum, cap * sizeof(*grown));
+
+		if (!grown) {
+			j->unjoined++;
 			return;
-		memset(&j->sum[j->n], 0, sizeof(j->sum[j->n]));
-		j->sum[j->n++].tgid = a->key.tgid;
+		}
+		j->sum = grown;
+		j->cap = cap;
 	}
+	e = &j->sum[j->n++];
+	memset(e, 0, sizeof(*e));
+	e->tgid = a->key.tgid;
 	if (a->key.id == GPU_KEY_KV_KERNELS)
-		j->sum[i].kv_kernel_ns = sat_add_u64(j->sum[i].kv_kernel_ns, s->gpu_kernel_ns);
+		e->kv_kernel_ns = s->gpu_kernel_ns;
 	else
-		j->sum[i].kernel_ns = sat_add_u64(j->sum[i].kernel_ns, s->gpu_kernel_ns);
-	j->sum[i].copy_bytes = sat_add_u64(j->sum[i].copy_bytes,
-					   sat_add_u64(s->gpu_copy_in_bytes, s->gpu_copy_out_bytes));
+		e->kernel_ns = s->gpu_kernel_ns;
+	e->copy_bytes = sat_add_u64(s->gpu_copy_in_bytes, s->gpu_copy_out_bytes);
+}
+
+static int by_tgid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct gpu_sum *)a)->tgid, y = ((const struct gpu_sum *)b)->tgid;
+
+	return (x > y) - (x < y);
+}
+
+void gpu_join_done(struct gpu_join *j)
+{
+	size_t i, k = 0;
+
+	if (!j->n)
+		return;
+	qsort(j->sum, j->n, sizeof(*j->sum), by_tgid);
+	for (i = 1; i < j->n; i++) {
+		struct gpu_sum *t = &j->sum[k], *e = &j->sum[i];
+
+		if (e->tgid != t->tgid) {
+			j->sum[++k] = *e;
+			continue;
+		}
+		t->kernel_ns = sat_add_u64(t->kernel_ns, e->kernel_ns);
+		t->kv_kernel_ns = sat_add_u64(t->kv_kernel_ns, e->kv_kernel_ns);
+		t->copy_bytes = sat_add_u64(t->copy_bytes, e->copy_bytes);
+	}
+	j->n = k + 1;
 }
 
 void gpu_join_row(const struct gpu_join *j, struct wrow *r)
 {
-	unsigned int i;
+	struct gpu_sum key = { .tgid = r->key->tgid };
+	const struct gpu_sum *e;
 
-	for (i = 0; i < j->n; i++) {
-		if (j->sum[i].tgid != r->key->tgid)
-			continue;
-		r->tgid_gpu_kernel_ns = j->sum[i].kernel_ns;
-		r->tgid_gpu_kv_kernel_ns = j->sum[i].kv_kernel_ns;
-		r->tgid_gpu_copy_bytes = j->sum[i].copy_bytes;
-	}
+	if (!j->n)
+		return;
+	e = bsearch(&key, j->sum, j->n, sizeof(*j->sum), by_tgid);
+	if (!e)
+		return;
+	r->tgid_gpu_kernel_ns = e->kernel_ns;
+	r->tgid_gpu_kv_kernel_ns = e->kv_kernel_ns;
+	r->tgid_gpu_copy_bytes = e->copy_bytes;
+}
+
+void gpu_join_release(struct gpu_join *j)
+{
+	free(j->sum);
+	memset(j, 0, sizeof(*j));
 }

@@ -228,9 +228,9 @@ void summary_print(const struct summary *s, FILE *out)
 	if (s->gpu)
 		fprintf(out, "gpu: records=%" PRIu64 " cupti_dropped=%" PRIu64 " bins=%" PRIu64
 			" run_timed=%" PRIu64 " late=%" PRIu64 " split=%" PRIu64
-			" release_unmatched=%" PRIu64 "\n",
+			" release_unmatched=%" PRIu64 " unjoined=%" PRIu64 "\n",
 			s->gpu_records, s->cupti_dropped, s->gpu_bins, w->gpu_run_timed,
-			w->gpu_late, w->gpu_split, w->gpu_release_unmatched);
+			w->gpu_late, w->gpu_split, w->gpu_release_unmatched, w->gpu_unjoined);
 	fprintf(out, "usdt: rejected=%" PRIu64 " kv_blocks=%" PRIu64 " kv_queue_full=%" PRIu64
 		"\n", w->rejected, w->kv_blocks, w->kv_queue_full);
 	if (w->rejected)

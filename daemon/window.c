@@ -61,6 +61,7 @@ struct wtable {
 		uint32_t uid, keys;
 	} *users;
 	size_t nusers, ucap;
+	struct gpu_join join;	/* the host-GPU join of the window closing */
 };
 
 const char *domain_name(int domain)
@@ -520,6 +521,7 @@ void wtable_free(struct wtable *wt)
 	slots_trim(wt, 0);
 	free(wt->spare);
 	free(wt->users);
+	gpu_join_release(&wt->join);
 	free(wt);
 }
 
@@ -620,15 +622,17 @@ static void table_gc(struct wtable *wt)
  * records were applied before (close_next, kvq_apply). */
 static void close_one(struct wtable *wt)
 {
-	struct gpu_join g;
+	struct gpu_join *g = &wt->join;
 	uint64_t w = wt->cur;
 	size_t i, rows = 0;
 	struct wslot *s;
 	struct wrow r;
 
-	gpu_join_reset(&g);
+	gpu_join_reset(g);
 	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1))
-		gpu_join_key(&g, wt->keys.slot[i], w);
+		gpu_join_key(g, wt->keys.slot[i], w);
+	gpu_join_done(g);
+	wt->st.gpu_unjoined = g->unjoined;
 	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
 		struct acc *a = wt->keys.slot[i];
 
@@ -640,7 +644,7 @@ static void close_one(struct wtable *wt)
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, a->slot[(w + 1) & 1]);
 		row_history(wt, a, &r);
-		gpu_join_row(&g, &r);
+		gpu_join_row(g, &r);
 		if (wt->row_fn)
 			wt->row_fn(&r, wt->ctx);
 		wt->st.rows++;

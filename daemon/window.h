@@ -219,6 +219,8 @@ struct wtable_stats {
 				 * busy time and bytes split over them */
 	uint64_t gpu_release_unmatched;	/* gpu releases of more than their key held
 					 * live (stopped at zero) */
+	uint64_t gpu_unjoined;	/* gpu keys' windows left out of the host-GPU
+				 * join: no memory to hold them */
 	uint64_t kv_blocks;	/* per-block state held now, all pools */
 	uint64_t kv_queue_full;	/* kv records applied early: the queue was full */
 };

@@ -1090,6 +1090,59 @@ static void wtable_close__gpu_records__gpu_keys_and_joined_host_row(void **state
 	wtable_free(wt);
 }
 
+static struct wtable_stats stats_of(const struct wtable *wt);
+
+struct joined {
+	int rows, host, wrong;
+};
+
+/* Each row's process sums must be its own: 100 ns of kernel per its index. */
+static void check_joined(const struct wrow *r, void *ctx)
+{
+	struct joined *j = ctx;
+	uint64_t want = 100 * (r->key->tgid - 1000 + 1);
+
+	j->rows++;
+	j->host += r->key->domain == DOM_SLAB;
+	j->wrong += r->tgid_gpu_kernel_ns != want || r->tgid_gpu_kv_kernel_ns != want;
+}
+
+/* 100 processes with GPU work in one window, each its own kernel time:
+ * every host row carries its own process's sums (the join had room for
+ * 64 processes: the rest joined nothing, uncounted). */
+static void wtable_close__gpu_of_many_processes__every_host_row_joined(void **state)
+{
+	struct joined j = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, check_joined, name_filp, &j);
+	struct cs_event e = { 0 };
+	int i;
+
+	(void)state;
+	for (i = 0; i < 100; i++) {
+		memset(&e, 0, sizeof(e));
+		e.type = CS_EV_GPU;
+		e.tgid = 1000 + i;
+		e.ts_ns = T0 + 5;
+		e.gpu.op = CS_GPU_KERNEL;
+		e.gpu.start = 1000;
+		e.gpu.end = 1000 + 100 * (i + 1);
+		e.gpu.busy_ns = 100 * (i + 1);
+		e.gpu.count = 1;
+		wtable_add(wt, &e);
+		e.gpu.op = CS_GPU_KV_KERNEL;
+		wtable_add(wt, &e);
+		e = alloc_ev(T0 + 6, 0x1000 + 64 * i, 0, 64, 1);
+		e.tgid = 1000 + i;
+		wtable_add(wt, &e);
+	}
+	wtable_close_all(wt);
+	assert_int_equal(j.rows, 300);
+	assert_int_equal(j.host, 100);
+	assert_int_equal(j.wrong, 0);
+	assert_int_equal(stats_of(wt).gpu_unjoined, 0);
+	wtable_free(wt);
+}
+
 /* ---- records of user-space probes: forged values, out-of-order rings ---- */
 
 static struct wtable_stats stats_of(const struct wtable *wt)
@@ -1895,6 +1948,7 @@ int main(void)
 		cmocka_unit_test(wtable_close__remote_frees_over_a_second__recent_locality),
 		cmocka_unit_test(wtable_close__refaults_over_seconds__persistence_evidence),
 		cmocka_unit_test(wtable_close__gpu_records__gpu_keys_and_joined_host_row),
+		cmocka_unit_test(wtable_close__gpu_of_many_processes__every_host_row_joined),
 		cmocka_unit_test(wtable_add__forged_kv_pools__rejected_counted_nothing_allocated),
 		cmocka_unit_test(wtable_add__kv_block_outside_pool__rejected_valid_ones_counted),
 		cmocka_unit_test(wtable_add__pools_past_block_budget__refused_state_bounded),
