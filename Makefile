@@ -67,7 +67,7 @@ WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c da
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
-	keeper
+	keeper workload
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 # tests/run.sh runs these (a test binary built but not run is no test)
 export CS_UNITS := $(UNIT_TESTS)
@@ -254,6 +254,9 @@ $(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.
 $(OUTPUT)/tests/test_keeper: $(OUTPUT)/tests/test_keeper.o $(OUTPUT)/daemon/keeper.o \
 	$(OUTPUT)/daemon/privs.o $(OUTPUT)/daemon/control.o $(OUTPUT)/daemon/loop.o $(CORE_LIB)
 $(OUTPUT)/tests/test_tpproto: $(OUTPUT)/tests/test_tpproto.o $(OUTPUT)/daemon/tpproto.o
+$(OUTPUT)/tests/test_workload: $(OUTPUT)/tests/test_workload.o $(OUTPUT)/daemon/workload.o \
+	$(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o $(CORE_LIB)
+$(OUTPUT)/tests/test_workload: TEST_LDLIBS := -lcap
 $(OUTPUT)/tests/test_spawn: $(OUTPUT)/tests/test_spawn.o $(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o
 $(OUTPUT)/tests/test_window: $(OUTPUT)/tests/test_window.o $(CORE_LIB)
 $(OUTPUT)/tests/test_htab: $(OUTPUT)/tests/test_htab.o $(CORE_LIB)

@@ -20,7 +20,10 @@
 #define WL_RUNDIR "/run/cachescope"
 #define WL_UID_LOCKDIR WL_RUNDIR "/kvref-uid"
 
+/* keys tallied apart per phase; the last slot is every key past them
+ * (WL_KEYS_PAST), whose labels still count against the phase */
 #define WL_MAX_KEYS 64
+#define WL_KEYS_PAST "(keys past 63)"
 
 struct wl_key {
 	char name[64];
@@ -50,6 +53,9 @@ struct wl {
 	size_t report_len;
 	struct wl_phase phases[WL_MAX_PHASES];
 	int nphases;
+	unsigned int phases_past;	/* phases kvref began past WL_MAX_PHASES:
+					 * not scored, and not ok */
+	uint64_t past_ns;		/* when the first of them began */
 	uint64_t grace_ns;		/* transition time not scored */
 };
 
