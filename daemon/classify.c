@@ -162,17 +162,31 @@ int rules_set(struct rules *r, const char *assignment)
 
 int rules_load(struct rules *r, const char *path, int *bad_line)
 {
+	const char *why;
+
+	return rules_load_trusted(r, path, NULL, bad_line, &why);
+}
+
+int rules_load_trusted(struct rules *r, const char *path, rules_trust_fn trust, int *bad_line,
+		       const char **why)
+{
 	char *line = NULL, *s;
 	size_t cap = 0;
 	int n = 0, err = 0, fd;
 	FILE *f;
 
 	*bad_line = 0;
+	*why = NULL;
 	/* a FIFO would block the loop that reloads (SIGHUP): a regular file,
 	 * of a size a list of rules has */
 	fd = open_regular(path, RULES_MAX_BYTES, NULL);
 	if (fd < 0)
 		return fd;
+	/* the file opened is the one checked */
+	if (trust && (err = trust(fd, path, why))) {
+		close(fd);
+		return err;
+	}
 	f = fdopen(fd, "r");
 	if (!f) {
 		err = -errno;
@@ -668,14 +682,18 @@ enum cs_label classify_cluster(const struct rules *r, const unsigned int *counts
 	return LABEL_NORMAL;
 }
 
-int rules_from(struct rules *r, const char *path, const char *const *args, int nargs, char *msg,
-	       size_t n)
+int rules_from(struct rules *r, const char *path, rules_trust_fn trust,
+	       const char *const *args, int nargs, char *msg, size_t n)
 {
+	const char *why;
 	int i, err, line;
 
 	rules_defaults(r);
-	if (path && (err = rules_load(r, path, &line))) {
-		if (line)
+	if (path && (err = rules_load_trusted(r, path, trust, &line, &why))) {
+		if (err == -EPERM && why)
+			snprintf(msg, n, "refusing --rules %s: %s (it must be root's and writable by root alone)",
+				 path, why);
+		else if (line)
 			snprintf(msg, n, "invalid --rules %s: line %d: %s", path, line,
 				 err == -ENOENT ? "no such rule" : "expected NAME = VALUE >= 0");
 		else if (err == -EINVAL)

@@ -80,11 +80,23 @@ int rules_set(struct rules *r, const char *assignment);
 /* Apply a file of "NAME = VALUE" lines ('#' starts a comment).  Returns 0
  * or -errno; on a bad line, *bad_line is its number (else 0). */
 int rules_load(struct rules *r, const char *path, int *bad_line);
+/* Whether the file open at fd, by the name path, may be believed: 0, or
+ * -EPERM with *why saying why not in a few words ("writable by group or
+ * others"), or -errno.  A daemon's rules decide what it reports: a file
+ * another user may write is not believed (privs_check_opened). */
+typedef int (*rules_trust_fn)(int fd, const char *path, const char **why);
+/* rules_load, the file first passing trust (NULL: any file): -EPERM with
+ * *why when it does not. */
+int rules_load_trusted(struct rules *r, const char *path, rules_trust_fn trust, int *bad_line,
+		       const char **why);
 /* The rules as the daemon and the offline tools take them: the defaults,
- * then the --rules file (path, may be NULL), then each --rule NAME=VALUE
- * of args.  Returns 0, or -errno with one line in msg naming the option,
- * the file and its line ("invalid --rules F: line 3: no such rule"). */
-int rules_from(struct rules *r, const char *path, const char *const *args, int nargs, char *msg,
+ * then the --rules file (path, may be NULL; it must pass trust, NULL: any),
+ * then each --rule NAME=VALUE of args.  Returns 0, or -errno with one line
+ * in msg naming the option, the file and its line ("invalid --rules F:
+ * line 3: no such rule", "refusing --rules F: writable by group or
+ * others (it must be root's and writable by root alone)"). */
+int rules_from(struct rules *r, const char *path, rules_trust_fn trust,
+	       const char *const *args, int nargs, char *msg,
 	       size_t n);
 
 /* What the kernel itself says, for the rules to check the events against.

@@ -658,8 +658,9 @@ static int drop_privileges(struct daemon *d)
  * -errno with the one-line reason in msg. */
 static int load_rules(const struct env *env, struct rules *rules, char *msg, size_t n)
 {
-	return rules_from(rules, env->rules_path, env->rule_args, env->nrule_args,
-			  msg, n);
+	/* what another user may write decides nothing of what we report */
+	return rules_from(rules, env->rules_path, privs_check_opened, env->rule_args,
+			  env->nrule_args, msg, n);
 }
 
 static void set_window_rules(struct daemon *d)

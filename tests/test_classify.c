@@ -658,6 +658,51 @@ static void rules_load__file_with_comments__applied_and_bad_line_named(void **st
 	assert_int_equal(line, 0);
 }
 
+/* The trust check sees the file opened (its inode is the path's) and its
+ * refusal is the one line the daemon says, nothing applied. */
+static ino_t trusted_ino;
+
+static int refuse_writable(int fd, const char *path, const char **why)
+{
+	struct stat a, b;
+
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	if (a.st_mode & S_IWOTH) {
+		*why = "writable by group or others";
+		return -EPERM;
+	}
+	trusted_ino = a.st_ino;
+	return 0;
+}
+
+static void rules_from__file_not_trusted__refused_nothing_applied(void **state)
+{
+	char path[] = "/tmp/cs-rules-XXXXXX", msg[512], want[512];
+	int fd = mkstemp(path);
+	FILE *fp = fdopen(fd, "w");
+	struct stat st;
+
+	(void)state;
+	assert_non_null(fp);
+	fputs("leak_min_growth_s = 9999\n", fp);
+	fclose(fp);
+	assert_int_equal(chmod(path, 0646), 0);
+	assert_int_equal(rules_from(&rules, path, refuse_writable, NULL, 0, msg, sizeof(msg)), -EPERM);
+	snprintf(want, sizeof(want), "refusing --rules %s: writable by group or others (it must be root's and writable by root alone)",
+		 path);
+	assert_string_equal(msg, want);
+	assert_true(rules.v[R_LEAK_MIN_GROWTH_S] != 9999);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(rules_from(&rules, path, refuse_writable, NULL, 0, msg, sizeof(msg)), 0);
+	assert_true(rules.v[R_LEAK_MIN_GROWTH_S] == 9999);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(trusted_ino, st.st_ino);
+	unlink(path);
+	rules_defaults(&rules);
+}
+
 /* A line longer than any buffer is one line: a long comment is a comment,
  * and the lines after it keep their numbers (fgets into 256 bytes read the
  * rest of a long line as a line of its own; found by tests/fuzz/fuzz_rules);
@@ -699,7 +744,7 @@ static void rules_load__long_comment_line__one_line(void **state)
 	{
 		char msg[256];
 
-		assert_int_equal(rules_from(&rules, "/tmp", NULL, 0, msg, sizeof(msg)), -EINVAL);
+		assert_int_equal(rules_from(&rules, "/tmp", NULL, NULL, 0, msg, sizeof(msg)), -EINVAL);
 		assert_string_equal(msg, "cannot read --rules /tmp: not a regular file");
 	}
 	rules_defaults(&rules);
@@ -744,6 +789,7 @@ int main(void)
 		cmocka_unit_test_setup(rules_set__known_and_unknown_names__applied_or_rejected, setup),
 		cmocka_unit_test_setup(rules_load__file_with_comments__applied_and_bad_line_named, setup),
 		cmocka_unit_test_setup(rules_load__long_comment_line__one_line, setup),
+		cmocka_unit_test_setup(rules_from__file_not_trusted__refused_nothing_applied, setup),
 		cmocka_unit_test_setup(classify_cluster__majority_anomaly__cluster_takes_it, setup),
 	};
 

@@ -636,7 +636,8 @@ int offline_load(struct offline *o, char *const *files, size_t nfiles,
 	memset(o, 0, sizeof(*o));
 	o->scope = p->scope;
 	err[0] = '\0';
-	rc = rules_from(&rules, p->rules_path, NULL, 0, err, errlen);
+	/* the user's own file, read with the user's own rights */
+	rc = rules_from(&rules, p->rules_path, NULL, NULL, 0, err, errlen);
 	if (rc)
 		return rc;
 	analysis_init(&o->an, &rules, &(struct analysis_params){
