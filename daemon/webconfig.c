@@ -57,6 +57,12 @@ static int slurp(const char *path, const char *what, mode_t forbid, char **out, 
 		return fail(why, n, "%s %s: larger than %d bytes", what, path, WEBCONFIG_MAX_BYTES);
 	if (fd < 0)
 		return fail(why, n, "%s %s: %s", what, path, strerror(-fd));
+	/* its owner may rewrite it: users and TLS keys are root's to say */
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		close(fd);
+		return fail(why, n, "%s %s: owned by uid %u, not root (chown root)", what, path,
+			    (unsigned int)st.st_uid);
+	}
 	if (st.st_mode & forbid) {
 		close(fd);
 		return fail(why, n, "%s %s: mode %04o lets others %s it (chmod %s)", what, path,

@@ -159,6 +159,16 @@ static void webconfig__bad__one_line_reason(void **state)
 	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: %s\n", f->hash);
 	refused(f, text, 0620, "lets others write it");
 	refused(f, text, 0602, "lets others write it");
+	/* a file another user owns is that user's to rewrite (as root) */
+	if (!geteuid()) {
+		const char *path = put(f, "web.yml", text, 0600);
+		char why[512] = "";
+
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		assert_null(webconfig_load(path, why, sizeof(why)));
+		assert_non_null(strstr(why, "owned by uid 65534, not root (chown root)"));
+		assert_int_equal(unlink(path), 0);
+	}
 }
 
 /* A FIFO named as the file does not block the load. */
