@@ -22,7 +22,7 @@ unit_of() {
 	echo "$u"
 }
 unit=$(unit_of "$B")
-integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening $B/tests/test_prometheus $B/tests/test_plot $B/tests/test_cli_live $B/tests/test_install $B/tests/test_scope"
+integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening $B/tests/test_adversary $B/tests/test_prometheus $B/tests/test_plot $B/tests/test_cli_live $B/tests/test_install $B/tests/test_scope"
 case "${1:-all}" in
 unit) bins=$unit ;;
 integration) bins=$integration ;;
