@@ -41,7 +41,7 @@ static const char doc[] =
 "  cachescoped --pid 1234 --pid-tree --csv engine.csv\n"
 "  cachescoped --cgroup /sys/fs/cgroup/system.slice/docker-ID.scope\n"
 "  cachescoped --workload mixed --duration 60 --csv run.csv\n"
-"  cachescoped --workload leak --metrics-addr 127.0.0.1:9464\n";
+"  cachescoped --workload leak --metrics-addr 127.0.0.1:10422\n";
 
 enum {
 	OPT_RING_KB = 0x100,
@@ -91,9 +91,9 @@ static const struct argp_option options[] = {
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace only tasks in this cgroup v2 directory or any cgroup below it", 0 },
 	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
 	{ "csv-max-mb", OPT_CSV_MAX_MB, "MB", 0, "Past MB MiB the --csv file so far is committed and a new one begun: FILE is the newest, FILE.1 the one before... (default 256; 0: no bound)", 0 },
-	{ "csv-keep", OPT_CSV_KEEP, "N", 0, "Keep N older --csv files (FILE.1 ... FILE.N) past the bound, the oldest removed and counted (default 4, at most 64)", 0 },
+	{ "csv-keep", OPT_CSV_KEEP, "N", 0, "Keep N older --csv files (FILE.1 ... FILE.N) past the bound and of earlier runs, the oldest removed and counted (default 4, at most 64; 0: a run replaces FILE)", 0 },
 	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
-	{ "metrics-addr", OPT_METRICS_ADDR, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR numeric, [v6] in brackets; only a port: 127.0.0.1; suggested port 9464; default: no endpoint)", 0 },
+	{ "metrics-addr", OPT_METRICS_ADDR, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR numeric, [v6] in brackets; only a port: 127.0.0.1; suggested port 10422; default: no endpoint)", 0 },
 	{ "web-config", OPT_WEB_CONFIG, "FILE", 0, "TLS and users of the metrics endpoint, as the Prometheus exporter toolkit's web config (tls_server_config: cert_file, key_file; basic_auth_users: bcrypt hashes); per-cache figures go to those users only, or without users to root (default: plain HTTP, per-cache figures to root only)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Print the N busiest keys at exit (default 10, 0 for none)", 0 },
 	{ "ring-kb", OPT_RING_KB, "KB", 0, "Ring buffer per CPU in KiB, a power of two >= 64 (default 4096)", 0 },

@@ -469,12 +469,12 @@ int csv_commit_by(struct csv *c, int (*move)(void *ctx), void *ctx)
 	/* a failed fsync is a write error too: what it lost is unknown */
 	if (fsync(c->fd) && !c->st.err)
 		c->st.err = -errno;
-	/* once the bound was reached the older files move up as they did
-	 * there; else the file replaces the target alone */
+	/* the older files move up, an earlier run's too (a service's CSV
+	 * outlives a restart); with keep 0 the file replaces the target */
 	if (move) {
 		r = move(ctx);
 	} else {
-		r = csv_shift_files(c->path, c->tmp, c->st.rotations ? c->keep : 0, &dropped);
+		r = csv_shift_files(c->path, c->tmp, c->keep, &dropped);
 		if (!r)
 			r = dropped;
 	}

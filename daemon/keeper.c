@@ -77,7 +77,7 @@ static int ask(struct keeper *k, char op, int *passed)
 
 static void serve(int fd, const char *tmp, const char *path, int keep, const char *sock)
 {
-	bool rotated = false, dropped;
+	bool dropped;
 	int lfd = -1, err, nfd;
 	char op;
 
@@ -107,7 +107,6 @@ static void serve(int fd, const char *tmp, const char *path, int keep, const cha
 			err = csv_shift_files(path, tmp, keep, &dropped);
 			if (err)
 				break;
-			rotated = true;
 			nfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 			if (nfd < 0) {
 				err = -errno;
@@ -118,7 +117,7 @@ static void serve(int fd, const char *tmp, const char *path, int keep, const cha
 			continue;
 		case OP_COMMIT:
 			if (tmp)
-				err = csv_shift_files(path, tmp, rotated ? keep : 0, &dropped) ?:
+				err = csv_shift_files(path, tmp, keep, &dropped) ?:
 				      dropped;
 			tmp = NULL;	/* once */
 			break;

@@ -151,6 +151,33 @@ static void csv_commit__existing_target__replaced_only_at_commit(void **state)
 	assert_string_equal(slurp(path), "new\n");
 }
 
+/* With files kept (--csv-keep), an earlier run's file is one of them: a
+ * service's CSV outlives its restart as FILE.1 (before, the new run's
+ * file replaced it unless the new one had rotated). */
+static void csv_commit__keep_earlier_run__moved_up_not_replaced(void **state)
+{
+	char path[256], one[300];
+	struct csv *c;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/svc.csv", dir);
+	snprintf(one, sizeof(one), "%s.1", path);
+	f = fopen(path, "w");
+	fputs("last run\n", f);
+	fclose(f);
+	assert_int_equal(csv_open(path, &c), 0);
+	csv_set_rotation(c, 0, 2, NULL, NULL);
+	csv_str(c, "this run");
+	csv_end_row(c);
+	assert_int_equal(csv_commit(c), 0);
+	csv_free(c);
+	assert_string_equal(slurp(path), "this run\n");
+	assert_string_equal(slurp(one), "last run\n");
+	unlink(one);
+	unlink(path);
+}
+
 static void csv_abort__temporary_file__removed(void **state)
 {
 	char path[256];
@@ -658,6 +685,7 @@ int main(void)
 		cmocka_unit_test(csv_quote__hostile_names__rfc4180),
 		cmocka_unit_test(csv_commit__rows__file_appears_whole),
 		cmocka_unit_test(csv_commit__existing_target__replaced_only_at_commit),
+		cmocka_unit_test(csv_commit__keep_earlier_run__moved_up_not_replaced),
 		cmocka_unit_test(csv_abort__temporary_file__removed),
 		cmocka_unit_test(csv_open__missing_directory__enoent),
 		cmocka_unit_test(csv_str__long_field__written_whole),
