@@ -630,8 +630,12 @@ static void gpu_bundle__unpacked_in_private_folder__device_check_passes_emulated
 	assert_non_null(strstr(out, " 0 failed (emulated (no GPU))"));
 	assert_non_null(strstr(out, "ok    known    kernels: knownwork 400, the daemon 400"));
 	assert_non_null(strstr(out, "ok    check    as nobody: "));
-	assert_non_null(strstr(out, "ok    thrash   GPU KV thrash labelled on kv-pool-gpu"));
-	assert_non_null(strstr(out, "ok    unmod    blocks back in through CUPTI's copy callbacks: "));
+	/* emulated, 20 s may see too few blocks back in for thrash at all:
+	 * the check says so from kvref's own count (the GPU run asks it) */
+	assert_true(strstr(out, "ok    thrash   GPU KV thrash labelled on kv-pool-gpu") ||
+		    strstr(out, "skip  thrash   score, label and swapped blocks: emulated kvref swapped "));
+	assert_true(strstr(out, "ok    unmod    blocks back in through CUPTI's copy callbacks: ") ||
+		    strstr(out, "skip  unmod    blocks back in through CUPTI's copy callbacks: "));
 	free(out);
 }
 

@@ -288,9 +288,8 @@ scenario() {
 	check "$sc" "host rows joined with the process's GPU time: $joined" test "$joined" -gt 0
 	check "$sc" "no record dropped: CUPTI $(summary "$out" cupti_dropped), rings $(summary "$out" dropped); $(grep -m1 '^gpu:' "$out")" \
 		test "$(summary "$out" cupti_dropped)" = 0 -a "$(summary "$out" dropped)" = 0
-	check "$sc" "$(grep -m1 '^score:' "$out" || echo 'score: none')" grep -q "^score: 1 of 1 phases" "$out"
+	local so si
 	if [ "$sc" = thrash ]; then
-		local so si
 		read -r so si <<EOF_SWAP
 $(grep -oE '^phase thrash .*swap out [0-9]+ in [0-9]+' "$out" | grep -oE 'swap out [0-9]+ in [0-9]+' | tr -cs '0-9' ' ')
 EOF_SWAP
@@ -300,6 +299,17 @@ EOF_SWAP
 			so=$((kv_out_pages * 4096 / 73728))
 			si=$((kv_in_pages * 4096 / 73728))
 		fi
+	fi
+	# emulated, a token costs a hundred times the CPU backend's: in a short
+	# run kvref may swap too few blocks back in for thrash to be there at
+	# all, which its own count says; then the label is not asked for (the
+	# GPU run and tests/gpu/gpumem.cu swap, emulated, are its tests)
+	if [ "$sc" = thrash ] && [ -n "$emulate" ] && [ "${si:-0}" -lt 4 ]; then
+		line skip thrash "score, label and swapped blocks: emulated kvref swapped ${si:-0} blocks back in (out ${so:-0}) in $secs s, too few for thrash to happen; run longer (--secs) to check them"
+		return
+	fi
+	check "$sc" "$(grep -m1 '^score:' "$out" || echo 'score: none')" grep -q "^score: 1 of 1 phases" "$out"
+	if [ "$sc" = thrash ]; then
 		check thrash "GPU KV thrash labelled on kv-pool-gpu: $pool_thrash rows" test "$pool_thrash" -gt 0
 		# every swap copies one block (the default model's: 6 layers x K,V x
 		# 16 tokens x 96 floats x 4 B = 73728 B); other copies only add
@@ -349,8 +359,12 @@ EOF
 	swaps=$(grep -oE 'swap out [0-9]+ in [0-9]+' "$OUTDIR/unmodified-kvref.txt" | head -1)
 	check unmod "no probe of kvref's reached: $kv_rows kv rows; CUPTI: $kernels kernels" \
 		test "$kv_rows" = 0 -a "$kernels" -gt 0
-	check unmod "blocks back in through CUPTI's copy callbacks: $back (kvref: ${swaps:-no report})" \
-		test "$back" -gt 0
+	if [ -n "$emulate" ] && [ "$(echo "${swaps:-}" | grep -oE 'in [0-9]+' | tr -cd '0-9')" = 0 ]; then
+		line skip unmod "blocks back in through CUPTI's copy callbacks: $back; emulated kvref swapped none back in ($swaps in $secs s): nothing to see"
+	else
+		check unmod "blocks back in through CUPTI's copy callbacks: $back (kvref: ${swaps:-no report})" \
+			test "$back" -gt 0
+	fi
 	if [ -n "$emulate" ]; then
 		line skip unmod "GPU KV thrash on gpu-memory: $thrash rows (emulated kvref swaps about a block a second, too few to sustain the label; tests/gpu/gpumem.cu swap is the emulated test of it)"
 	else
