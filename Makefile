@@ -58,7 +58,7 @@ DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 # features, labels, clusters and their outputs, with no BPF, no privileges
 # and no log.  One archive linked by the daemon, the CLI (its offline
 # verbs), the tests and the benchmarks alike: the linker takes what each uses.
-CORE_MODS := event window history htab stats topk kvpool gpu usdt features classify analysis report csv csvread \
+CORE_MODS := event window history htab stats topk kvpool gpu usdt features classify analysis anomaly report csv csvread \
 	csvschema rowcsv rows strutil kstate cgroup
 CORE_OBJS := $(CORE_MODS:%=$(OUTPUT)/daemon/%.o) $(OUTPUT)/cluster/dbscan.o
 CORE_LIB := $(OUTPUT)/libcscore.a
@@ -67,7 +67,7 @@ WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c da
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
-	keeper workload
+	keeper workload anomaly
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 # tests/run.sh runs these (a test binary built but not run is no test)
 export CS_UNITS := $(UNIT_TESTS)
@@ -76,7 +76,7 @@ HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
 	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_plot \
 	$(OUTPUT)/tests/test_cli_live $(OUTPUT)/tests/test_install $(OUTPUT)/tests/test_scope \
-	$(OUTPUT)/tests/test_adversary
+	$(OUTPUT)/tests/test_adversary $(OUTPUT)/tests/test_fleet
 
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o) \
 	$(OUTPUT)/daemon/strutil.o
@@ -87,7 +87,7 @@ ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
 	$(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/test_prometheus.o \
 	$(OUTPUT)/tests/test_plot.o $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/test_install.o \
-	$(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/test_adversary.o \
+	$(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/test_adversary.o $(OUTPUT)/tests/test_fleet.o \
 	$(OUTPUT)/tests/helpers/harness.o \
 	$(HELPERS:%=$(OUTPUT)/tests/helpers/%.o) $(BENCH_BINS:%=%.o) \
 	$(OUTPUT)/cluster/dbscan.o $(KVREF_OBJS)
@@ -179,6 +179,8 @@ DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 # systemd reads units from /usr/local/lib/systemd/system as well as /usr/lib/...
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+# the service's options (EnvironmentFile=): Debian's place, whatever PREFIX
+DEFAULTDIR ?= /etc/default
 PKGLIBDIR_REL := $(shell realpath -m --relative-to='$(SBINDIR)' '$(PKGLIBDIR)')
 
 # rewritten only when the directories change, so paths.o is rebuilt then
@@ -255,6 +257,7 @@ $(OUTPUT)/tests/test_privs: $(OUTPUT)/tests/test_privs.o $(OUTPUT)/daemon/privs.
 $(OUTPUT)/tests/test_keeper: $(OUTPUT)/tests/test_keeper.o $(OUTPUT)/daemon/keeper.o \
 	$(OUTPUT)/daemon/privs.o $(OUTPUT)/daemon/control.o $(OUTPUT)/daemon/loop.o $(CORE_LIB)
 $(OUTPUT)/tests/test_tpproto: $(OUTPUT)/tests/test_tpproto.o $(OUTPUT)/daemon/tpproto.o
+$(OUTPUT)/tests/test_anomaly: $(OUTPUT)/tests/test_anomaly.o $(CORE_LIB)
 $(OUTPUT)/tests/test_workload: $(OUTPUT)/tests/test_workload.o $(OUTPUT)/daemon/workload.o \
 	$(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o $(CORE_LIB)
 $(OUTPUT)/tests/test_workload: TEST_LDLIBS := -lcap
@@ -278,6 +281,7 @@ $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tes
 $(OUTPUT)/tests/test_prometheus: TEST_LDLIBS := -lcrypt
 $(OUTPUT)/tests/test_scope: $(OUTPUT)/tests/test_scope.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_adversary: $(OUTPUT)/tests/test_adversary.o $(OUTPUT)/tests/helpers/harness.o
+$(OUTPUT)/tests/test_fleet: $(OUTPUT)/tests/test_fleet.o $(OUTPUT)/tests/helpers/harness.o
 # cachescope plot rendered by headless Chromium (no BPF)
 $(OUTPUT)/tests/test_plot: $(OUTPUT)/tests/test_plot.o
 $(OUTPUT)/tests/test_cli_live: $(OUTPUT)/tests/test_cli_live.o $(OUTPUT)/tests/helpers/harness.o
@@ -542,14 +546,16 @@ UNIT_IN := tools/systemd/cachescoped.service.in
 DASHBOARD := tools/grafana/cachescope.json
 
 $(OUTPUT)/cachescoped.service: $(UNIT_IN) FORCE
-	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' $< > $@.tmp
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+		-e 's|@DEFAULTFILE@|$(DEFAULTDIR)/cachescoped|g' $< > $@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 install: $(BINS) $(INSTALL_LIBS) $(OUTPUT)/cachescoped.service
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PKGLIBDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(DATADIR)/cachescope/grafana
+		$(DESTDIR)$(DATADIR)/cachescope/grafana $(DESTDIR)$(DATADIR)/cachescope/prometheus \
+		$(DESTDIR)$(DATADIR)/cachescope/clickhouse $(DESTDIR)$(DEFAULTDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/cachescoped $(DESTDIR)$(SBINDIR)/cachescoped
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/cachescope $(DESTDIR)$(BINDIR)/cachescope
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/kvref $(DESTDIR)$(PKGLIBDIR)/kvref
@@ -559,6 +565,12 @@ install: $(BINS) $(INSTALL_LIBS) $(OUTPUT)/cachescoped.service
 	$(Q)$(INSTALL) -m 0644 man/cachescope.1 $(DESTDIR)$(MANDIR)/man1/cachescope.1
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/cachescoped.service $(DESTDIR)$(UNITDIR)/cachescoped.service
 	$(Q)$(INSTALL) -m 0644 $(DASHBOARD) $(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json
+	$(Q)$(INSTALL) -m 0644 tools/prometheus/cachescope.rules.yml \
+		$(DESTDIR)$(DATADIR)/cachescope/prometheus/cachescope.rules.yml
+	$(Q)$(INSTALL) -m 0644 tools/clickhouse/schema.sql $(DESTDIR)$(DATADIR)/cachescope/clickhouse/schema.sql
+	$(Q)# the operator's own options are kept; the commented defaults otherwise
+	$(Q)[ -e $(DESTDIR)$(DEFAULTDIR)/cachescoped ] || \
+		$(INSTALL) -m 0644 tools/systemd/cachescoped.default $(DESTDIR)$(DEFAULTDIR)/cachescoped
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
@@ -567,8 +579,14 @@ uninstall:
 		$(DESTDIR)$(PKGLIBDIR)/libcachescope_cupti.so $(DESTDIR)$(PKGLIBDIR)/kvref_cuda.so \
 		$(DESTDIR)$(MANDIR)/man8/cachescoped.8 $(DESTDIR)$(MANDIR)/man1/cachescope.1 \
 		$(DESTDIR)$(UNITDIR)/cachescoped.service \
-		$(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json
+		$(DESTDIR)$(DATADIR)/cachescope/grafana/cachescope.json \
+		$(DESTDIR)$(DATADIR)/cachescope/prometheus/cachescope.rules.yml \
+		$(DESTDIR)$(DATADIR)/cachescope/clickhouse/schema.sql
+	$(Q)# the options file is the operator's: kept unless it is still ours
+	$(Q)! cmp -s tools/systemd/cachescoped.default $(DESTDIR)$(DEFAULTDIR)/cachescoped || \
+		rm -f $(DESTDIR)$(DEFAULTDIR)/cachescoped
 	$(Q)rmdir $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(DATADIR)/cachescope/grafana \
+		$(DESTDIR)$(DATADIR)/cachescope/prometheus $(DESTDIR)$(DATADIR)/cachescope/clickhouse \
 		$(DESTDIR)$(DATADIR)/cachescope 2>/dev/null || true
 
 # ---- the GPU device check's bundle: everything a bare GPU machine (no

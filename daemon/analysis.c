@@ -581,21 +581,6 @@ struct recent {
 	enum cs_label label;
 };
 
-static int wkey_cmp(const struct wkey *x, const struct wkey *y)
-{
-	if (x->domain != y->domain)
-		return x->domain < y->domain ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->gen != y->gen)
-		return x->gen < y->gen ? -1 : 1;
-	return 0;
-}
-
 /* by key, newest first */
 static int recent_cmp(const void *a, const void *b)
 {

@@ -99,6 +99,24 @@ const char *label_short(enum cs_label l)
 	return (unsigned int)l < LABEL_COUNT ? label_names[l].short_name : "?";
 }
 
+const char *label_cause(enum cs_label l, int domain)
+{
+	switch (l) {
+	case LABEL_LEAK:
+		return domain == DOM_GPU ? "device memory allocated and not released, past the start-up" :
+		       domain == DOM_KV ? "KV blocks taken and not released" :
+		       "objects older than their lifetimes keep growing and are not freed";
+	case LABEL_THRASH:
+		return domain == DOM_GPU ? "blocks copied out of device memory and back in, again and again" :
+		       domain == DOM_KV ? "KV blocks swapped out and back in soon after" :
+		       "pages evicted and read back soon after, again and again";
+	case LABEL_FALSE_SHARING:
+		return "objects freed on another CPU than the one that allocated them, one size";
+	default:
+		return "";
+	}
+}
+
 enum cs_label label_of(const char *name)
 {
 	int l;

@@ -71,6 +71,12 @@ struct rules {
 const char *label_name(enum cs_label l);
 const char *label_short(enum cs_label l);
 enum cs_label label_of(const char *name);
+/* What a label on a key of domain means, in a fixed phrase with no
+ * number in it ("live objects keep growing and are not freed"): the
+ * bounded reason a metric label or an alert carries, where the full
+ * reason (its numbers change every window) would make a new series of
+ * each vector.  "" for normal. */
+const char *label_cause(enum cs_label l, int domain);
 /* How long the kernel keeps objects of a slab cache by design before a
  * timer frees them (TIME_WAIT sockets...), 0 for none. */
 uint64_t rules_expiry_ns(const char *cache);

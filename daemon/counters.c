@@ -57,6 +57,12 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "cluster_runs", c->cluster_runs);
 	report_dbl(f, "cluster_ms", c->cluster_ms, 1);
 	report_u64(f, "rules_reloads", c->reloads);
+	report_u64(f, "anomalies_now", c->anomalies_now);
+	report_u64(f, "anomalies_started", c->anomalies_started);
+	report_u64(f, "anomalies_ended", c->anomalies_ended);
+	report_u64(f, "anomaly_events_logged", c->anomaly_events_said);
+	report_u64(f, "anomaly_events_limited", c->anomaly_events_limited);
+	report_u64(f, "anomalies_not_held", c->anomalies_not_held);
 	report_u64(f, "gpu_records", c->gpu_records);
 	report_u64(f, "gpu_bins", c->gpu_bins);
 	report_u64(f, "cupti_dropped", c->cupti_dropped);
@@ -82,24 +88,34 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 {
 	unsigned int i;
 
-	m->uptime_s = c->uptime_s;
 	m->produced = c->k.produced;
 	m->consumed = c->consumed;
 	m->dropped = c->k.dropped;
 	m->bad_records = c->bad_records;
 	m->lost_nomem = c->lost_nomem;
+	m->late = c->w.late;
 	m->unseen_frees = unseen_frees(c);
 	m->page_refaults = c->page_refaults;
 	m->kv_swap_ins = c->kv_swap_ins;
 	m->keys = c->w.keys;
+	metrics_named_set(&m->keys_merged, "exited", c->w.keys_exited);
+	metrics_named_set(&m->keys_merged, "idle", c->w.keys_idle_merged);
+	metrics_named_set(&m->keys_merged, "evicted", c->w.keys_evicted);
+	m->keys_dropped = c->w.keys_dropped;
+	m->others_events = c->w.others_events;
+	m->share_events = c->w.share_events;
+	m->history_vectors = c->history_vectors;
+	m->history_trimmed = c->history_trimmed;
+	m->rules_reloads = c->reloads;
+	m->anomalies_started = c->anomalies_started;
+	m->anomaly_events_limited = c->anomaly_events_limited;
+	m->kv_queue_full = c->w.kv_queue_full;
 	for (i = 0; i < LABEL_COUNT; i++) {
 		metrics_named_set(&m->vectors, label_name(i), c->vectors[i]);
 		if (i != LABEL_NORMAL)	/* anomalies only */
 			metrics_named_set(&m->anomalous, label_name(i), c->anomalous[i]);
 	}
-	m->cluster_runs = c->cluster_runs;
-	m->cluster_s_total = c->cluster_s_total;
-	m->cluster_last_s = c->cluster_ms / 1000;
+	m->clustering = c->clustering;
 	m->gpu_records = c->gpu_records;
 	m->gpu_bins = c->gpu_bins;
 	m->cupti_dropped = c->cupti_dropped;
@@ -114,11 +130,11 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->sample_changes = c->sample_changes;
 	for (i = 0; i < REJ_N; i++)
 		metrics_named_set(&m->usdt_rejected, usdt_reject_name(i), c->w.rejected_by[i]);
-	m->control_served = c->ctl.served;
-	m->control_timeouts = c->ctl.timeouts;
-	m->control_denied = c->ctl.denied;
-	m->control_busy = c->ctl.busy;
-	m->control_too_long = c->ctl.too_long;
+	metrics_named_set(&m->control, "served", c->ctl.served);
+	metrics_named_set(&m->control, "timeout", c->ctl.timeouts);
+	metrics_named_set(&m->control, "denied", c->ctl.denied);
+	metrics_named_set(&m->control, "busy", c->ctl.busy);
+	metrics_named_set(&m->control, "too_long", c->ctl.too_long);
 	m->scrapes = c->http.served;
 	metrics_named_set(&m->http_refused, "client_limit", c->http.client_limit);
 	metrics_named_set(&m->http_refused, "deadline", c->http.deadline);

@@ -15,6 +15,7 @@
 #include "classify.h"
 #include "control.h"
 #include "httpd.h"
+#include "metrics.h"
 #include "rows.h"
 #include "window.h"
 
@@ -42,6 +43,12 @@ struct counters {
 	struct rows_stats rows;		/* kept for cachescope export */
 	uint64_t cluster_runs;
 	double cluster_ms, cluster_s_total;
+	struct metrics_hist clustering;	/* each run's duration */
+	/* anomalies (anomaly.h): held now, begun and over so far, their
+	 * events logged and left unsaid by the rate limit, and anomalous
+	 * vectors of keys the table had no room for */
+	uint64_t anomalies_now, anomalies_started, anomalies_ended;
+	uint64_t anomaly_events_said, anomaly_events_limited, anomalies_not_held;
 	uint64_t reloads;		/* rules re-read */
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	/* the --csv file: rows written, at its bound files committed and the

@@ -87,7 +87,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		va_end(aq);
 		last_libbpf_msg[strcspn(last_libbpf_msg, "\n")] = '\0';
 	}
-	if (log_verbosity < CS_LOG_DEBUG)
+	if (!log_shows(CS_LOG_DEBUG))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "clock.h"
 #include "analysis.h"
+#include "anomaly.h"
 #include "args.h"
 #include "cgroup.h"
 #include "classify.h"
@@ -63,6 +64,7 @@ struct daemon {
 	struct loader ld;
 	struct wtable *wt;
 	struct analysis an;
+	struct anomalies anom;		/* the keys anomalous now; their starts and ends logged */
 	struct wl wl;
 	bool driving;			/* runs kvref (--workload) */
 	bool confined;			/* its filesystem read-only (privs_confine) */
@@ -94,6 +96,8 @@ struct daemon {
 	uint64_t vectors[LABEL_COUNT];
 	uint64_t cluster_runs_seen;
 	double cluster_s_total;
+	struct metrics_hist clustering;	/* each run's duration */
+	struct metrics_totals totals;	/* events by (domain, key), for per-key counters */
 	int sfd, tfd, lfd;
 	uint64_t start_ns, real_off_ns;
 	uint64_t bad_records, lost_nomem;
@@ -167,6 +171,25 @@ static void key_gone(const struct wkey *key, const struct wkey *into, void *ctx)
 	struct daemon *d = ctx;
 
 	analysis_key_gone(&d->an, key, into);
+	anomalies_key_gone(&d->anom, key, clock_ns(CLOCK_MONOTONIC));
+}
+
+/* A key's anomaly starts or ends: one line, at warning when it starts and
+ * at notice when it ends (the journal's priorities 4 and 5); a flood is
+ * cut to ANOMALY_EVENTS_PER_S a second by anomalies.c, and counted. */
+#define ANOMALY_EVENTS_PER_S 2.0
+#define ANOMALY_EVENTS_BURST 20.0
+
+static void on_anomaly(enum anomaly_event ev, const struct anomaly *a, uint64_t now_ns, void *ctx)
+{
+	char line[1024];
+
+	(void)ctx;
+	anomaly_line(line, sizeof(line), ev, a, now_ns);
+	if (ev == ANOMALY_STARTS)
+		log_warn("%s", line);
+	else
+		log_notice("%s", line);
 }
 
 /* /proc shows every process, whatever our capabilities */
@@ -279,6 +302,10 @@ static void on_row(const struct wrow *r, void *ctx)
 		loader_comm(&d->ld, a->key.tgid, a->comm, sizeof(a->comm));
 	}
 
+	/* per key and name, for the metrics' per-key counters */
+	metrics_totals_add(&d->totals, domain_name(a->key.domain), r->file[0] ? r->file : r->name,
+			   r->s->allocs + r->s->page_adds, r->s->frees + r->s->page_dels,
+			   r->s->refaults, r->start_ns);
 	if (a->key.domain == DOM_PAGE)
 		d->page_refaults += r->s->refaults;
 	if (a->key.domain == DOM_KV)
@@ -286,6 +313,13 @@ static void on_row(const struct wrow *r, void *ctx)
 	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
 	if (v && v->label < LABEL_COUNT)
 		d->vectors[v->label]++;
+	if (v && v->label != LABEL_NORMAL && v->label < LABEL_COUNT) {
+		const struct cgroup_info *cg = cgcache_get(d->cg, r->key->tgid,
+							   clock_ns(CLOCK_MONOTONIC));
+
+		if (anomalies_vector(&d->anom, r, v->label, v->reason, cg ? cg->container : NULL))
+			d->lost_nomem++;
+	}
 	if (v && d->driving && wl_is_workload(&d->wl, r->key->tgid))
 		wl_tally(&d->wl, r->start_ns, r->file[0] ? r->file : r->name,
 			 v->label);
@@ -300,7 +334,7 @@ static void on_row(const struct wrow *r, void *ctx)
 				.ctx = d,
 				.window_drops = d->window_drops,
 			   }, r, v);
-	report_snap_add(&d->snap, r);
+	report_snap_add(&d->snap, r, v ? v->label : LABEL_NONE);
 }
 
 /* ---- counters and tables ---- */
@@ -346,6 +380,13 @@ static void counters_take(struct daemon *d, struct counters *c)
 	c->cluster_runs = d->an.runs;
 	c->cluster_ms = d->an.last_run_ms;
 	c->cluster_s_total = d->cluster_s_total;
+	c->clustering = d->clustering;
+	c->anomalies_now = d->anom.by_key.n;
+	c->anomalies_started = d->anom.started;
+	c->anomalies_ended = d->anom.ended;
+	c->anomaly_events_said = d->anom.events_said;
+	c->anomaly_events_limited = d->anom.events_limited;
+	c->anomalies_not_held = d->anom.not_held;
 	c->reloads = d->reloads;
 	c->gpu_records = d->gpu_records;
 	c->gpu_bins = d->gpu_bins;
@@ -385,11 +426,87 @@ static int collect_key(struct acc *a, void *ctx)
 	return co->ks.err;
 }
 
+/* The keys anomalous now, one series per (domain, key, comm, container,
+ * pattern): no process id in a label. */
+static int collect_anomalies(struct daemon *d, struct metrics_anomalies *ma)
+{
+	const struct anomaly **v;
+	int n = anomalies_sorted(&d->anom, &v), i;
+
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		struct metrics_anomaly m = {
+			.pattern = label_name(v[i]->label),
+			.reason = label_cause(v[i]->label, v[i]->key.domain),
+			.live_bytes = v[i]->live_bytes,
+			.start_time_s = (double)(v[i]->since_ns + d->real_off_ns) / NSEC_PER_SEC,
+		};
+
+		snprintf(m.domain, sizeof(m.domain), "%s", domain_name(v[i]->key.domain));
+		snprintf(m.key, sizeof(m.key), "%s", v[i]->name);
+		snprintf(m.comm, sizeof(m.comm), "%s", v[i]->comm);
+		snprintf(m.container, sizeof(m.container), "%s", v[i]->container);
+		metrics_anomalies_add(ma, &m);
+	}
+	free(v);
+	metrics_anomalies_finish(ma, METRICS_MAX_ANOMALIES);
+	return ma->err;
+}
+
+static void collect_prog(const struct loader_prog_stats *ps, void *ctx)
+{
+	struct metrics *m = ctx;
+	struct metrics_prog *p;
+
+	if (m->nprogs >= METRICS_MAX_PROGS)
+		return;
+	p = &m->progs[m->nprogs++];
+	snprintf(p->name, sizeof(p->name), "%s", ps->name);
+	p->run_ns = ps->run_time_ns;
+	p->run_cnt = ps->run_cnt;
+	p->recursion_misses = ps->recursion_misses;
+}
+
+/* kernel.bpf_stats_enabled: 1, 0, or -1 (cannot say) */
+static int bpf_stats_enabled(const struct daemon *d)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return d->env.bpf_stats || v > 0 ? 1 : v;
+}
+
+/* /proc/stat's btime: the boot time, seconds since the epoch */
+static double boot_time_s(void)
+{
+	char line[256];
+	double bt = 0;
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %lf", &bt) == 1)
+			break;
+	fclose(f);
+	return bt;
+}
+
 static int render_metrics(void *ctx, bool detail, char **body, size_t *len)
 {
 	struct daemon *d = ctx;
 	struct metrics m = { .version = CACHESCOPED_VERSION };
 	struct collect co = { .detail = detail };
+	struct metrics_anomalies ma = { 0 };
+	const struct metrics_total *top[METRICS_TOP_RATES];
+	struct metrics_detail det = { .live = &co.ks };
+	struct loader_prog_stats sum;
 	struct counters c;
 	int err;
 
@@ -398,13 +515,24 @@ static int render_metrics(void *ctx, bool detail, char **body, size_t *len)
 	if (err)
 		return err;
 	counters_metrics(&c, &m);
+	metrics_process_read(&m.proc, "/proc/self", boot_time_s());
+	m.bpf_stats_enabled = bpf_stats_enabled(d);
+	loader_prog_stats(&d->ld, &sum, collect_prog, &m);
 	wtable_foreach(d->wt, collect_key, &co);
 	err = co.ks.err;
+	if (!err && detail) {
+		err = collect_anomalies(d, &ma);
+		det.anomalies = &ma;
+		det.nrates = metrics_totals_top(&d->totals, clock_ns(CLOCK_MONOTONIC), top,
+						METRICS_TOP_RATES);
+		det.rates = top;
+	}
 	if (!err) {
 		metrics_keys_finish(&co.ks, METRICS_MAX_KEYS);
-		err = metrics_render(&m, &co.ks, body, len);
+		err = metrics_render(&m, &det, body, len);
 	}
 	metrics_keys_release(&co.ks);
+	metrics_anomalies_release(&ma);
 	return err;
 }
 
@@ -452,6 +580,12 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 	case CMD_TOP:
 		report_top(&d->snap, d->env.window_ms, rq.n, rq.fmt, out);
 		break;
+	case CMD_ANOMALIES: {
+		struct report_clock clk = { d->t0, d->env.window_ms * 1000000ull, d->real_off_ns };
+
+		report_anomalies(&d->anom, &clk, clock_ns(CLOCK_MONOTONIC), rq.fmt, out);
+		break;
+	}
 	case CMD_VECTORS: {
 		uint64_t window_ns = d->env.window_ms * 1000000ull;
 		struct report_clock clk = { d->t0, window_ns, d->real_off_ns };
@@ -823,6 +957,7 @@ static void recluster(struct daemon *d, uint64_t now)
 	if (d->an.runs != d->cluster_runs_seen) {
 		d->cluster_runs_seen = d->an.runs;
 		d->cluster_s_total += d->an.last_run_ms / 1000;
+		metrics_hist_observe(&d->clustering, d->an.last_run_ms / 1000);
 	}
 }
 
@@ -899,6 +1034,7 @@ static void on_tick(struct daemon *d)
 		kstate_sample(d->ks, now);
 	}
 	wtable_close_until(d->wt, now - TICK_SLACK_NS);
+	anomalies_expire(&d->anom, now - TICK_SLACK_NS);
 	if (now - d->last_recluster_ns >= NSEC_PER_SEC) {
 		d->last_recluster_ns = now;
 		recluster(d, now);
@@ -1087,6 +1223,8 @@ static int load_and_attach(struct daemon *d)
 	set_shifts(d);
 	d->real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	d->t0 = d->start_ns - d->start_ns % window_ns;
+	anomalies_init(&d->anom, window_ns, on_anomaly, d, ANOMALY_EVENTS_PER_S,
+		       ANOMALY_EVENTS_BURST);
 	d->wt = wtable_new(d->t0, window_ns, on_row, resolve_key, d);
 	if (!d->wt) {
 		log_err("cannot allocate window table: out of memory");
@@ -1198,6 +1336,8 @@ static int report(struct daemon *d, int err)
 
 	if (d->csv && (cerr = commit_csv(d)))
 		err = cerr;
+	/* every start in the log has its end */
+	anomalies_end_all(&d->anom, clock_ns(CLOCK_MONOTONIC));
 	recluster(d, clock_ns(CLOCK_MONOTONIC));
 	print_tables(d);
 	report_clusters(&d->an, LABEL_NONE, REPORT_TEXT, stdout);
@@ -1245,6 +1385,8 @@ static void release(struct daemon *d)
 	csv_free(d->mem_csv);
 	rows_release(&d->rows);
 	analysis_release(&d->an);
+	anomalies_release(&d->anom);
+	metrics_totals_release(&d->totals);
 	if (d->driving)
 		wl_stop(&d->wl);
 }

@@ -3,13 +3,17 @@
  * The Prometheus text exposition of the daemon's numbers (metrics.h).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include "array.h"
 #include "metrics.h"
 
@@ -156,6 +160,245 @@ const char *metrics_escape(char *buf, size_t n, const char *s)
 }
 
 
+const double metrics_hist_bounds[METRICS_HIST_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+};
+
+void metrics_hist_observe(struct metrics_hist *h, double seconds)
+{
+	unsigned int i;
+
+	for (i = 0; i < METRICS_HIST_BUCKETS; i++)
+		if (seconds <= metrics_hist_bounds[i])
+			h->le[i]++;
+	h->count++;
+	h->sum += seconds;
+}
+
+int metrics_process_read(struct metrics_process *p, const char *proc, double btime_s)
+{
+	char path[300], buf[1024], *c;
+	unsigned long long utime, stime, start, vsize;
+	long long rss;
+	struct rlimit rl;
+	struct dirent *e;
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	DIR *fds;
+	FILE *f;
+	int n;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(path, sizeof(path), "%s/stat", proc);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	/* the comm may hold spaces and parentheses: the fields follow the last ')' */
+	c = n ? strrchr(buf, ')') : NULL;
+	if (!c || tck <= 0 || page <= 0 ||
+	    sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %lld",
+		   &utime, &stime, &start, &vsize, &rss) != 5)
+		return -EINVAL;
+	p->cpu_s = (double)(utime + stime) / tck;
+	p->start_time_s = btime_s + (double)start / tck;
+	p->virtual_bytes = vsize;
+	p->resident_bytes = rss > 0 ? (uint64_t)rss * page : 0;
+	snprintf(path, sizeof(path), "%s/fd", proc);
+	fds = opendir(path);
+	if (fds) {
+		while ((e = readdir(fds)))
+			p->open_fds += e->d_name[0] != '.';
+		closedir(fds);
+		p->open_fds--;		/* the one opendir holds */
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		p->max_fds = rl.rlim_cur == RLIM_INFINITY ? 0 : rl.rlim_cur;
+	p->ok = true;
+	return 0;
+}
+
+/* ---- anomalous keys ---- */
+
+static int anomaly_cmp_key(const struct metrics_anomaly *x, const struct metrics_anomaly *y)
+{
+	int c = strcmp(x->domain, y->domain);
+
+	if (!c)
+		c = strcmp(x->key, y->key);
+	if (!c)
+		c = strcmp(x->comm, y->comm);
+	if (!c)
+		c = strcmp(x->container, y->container);
+	if (!c)
+		c = strcmp(x->pattern, y->pattern);
+	return c;
+}
+
+void metrics_anomalies_add(struct metrics_anomalies *as, const struct metrics_anomaly *a)
+{
+	size_t i;
+
+	for (i = 0; i < as->n; i++) {
+		struct metrics_anomaly *m = &as->v[i];
+
+		if (anomaly_cmp_key(m, a))
+			continue;
+		m->live_bytes += a->live_bytes;
+		if (a->start_time_s < m->start_time_s)
+			m->start_time_s = a->start_time_s;
+		return;
+	}
+	/* the table is bounded before it is added to (ANOMALY_MAX), so the
+	 * linear merge stays within METRICS_MAX_ANOMALIES' worth of work
+	 * per anomaly a scrape */
+	if (array_room(&as->v, &as->cap, as->n, sizeof(*as->v), 16)) {
+		as->err = -ENOMEM;
+		return;
+	}
+	as->v[as->n++] = *a;
+}
+
+static int anomaly_by_bytes(const void *a, const void *b)
+{
+	const struct metrics_anomaly *x = a, *y = b;
+
+	if (x->live_bytes != y->live_bytes)
+		return x->live_bytes < y->live_bytes ? 1 : -1;
+	return anomaly_cmp_key(x, y);
+}
+
+void metrics_anomalies_finish(struct metrics_anomalies *as, size_t limit)
+{
+	if (as->n)
+		qsort(as->v, as->n, sizeof(*as->v), anomaly_by_bytes);
+	if (as->n > limit) {
+		as->omitted += as->n - limit;
+		as->n = limit;
+	}
+}
+
+void metrics_anomalies_release(struct metrics_anomalies *as)
+{
+	free(as->v);
+	memset(as, 0, sizeof(*as));
+}
+
+/* ---- per-key totals ---- */
+
+static double decayed(const struct metrics_total *e, uint64_t now_ns)
+{
+	if (now_ns <= e->recent_ns)
+		return e->recent;
+	return e->recent * exp2(-(double)(now_ns - e->recent_ns) / METRICS_RATE_HALF_NS);
+}
+
+/* The slot of (domain, key) in the sorted array, or where it would go. */
+static size_t totals_slot(const struct metrics_totals *t, const char *domain, const char *key,
+			  bool *found)
+{
+	size_t lo = 0, hi = t->n;
+
+	*found = false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(t->v[mid].domain, domain);
+
+		if (!c)
+			c = strncmp(t->v[mid].key, key, METRICS_KEY_LEN - 1);
+		if (!c) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void metrics_totals_add(struct metrics_totals *t, const char *domain, const char *key,
+			uint64_t allocs, uint64_t frees, uint64_t refaults, uint64_t now_ns)
+{
+	struct metrics_total *e;
+	bool found;
+	size_t i;
+
+	if (!allocs && !frees && !refaults)
+		return;
+	i = totals_slot(t, domain, key, &found);
+	if (!found && t->n >= METRICS_TOTALS_MAX - 8) {
+		/* the table is full: the domain's "(others)" sums the rest */
+		key = "(others)";
+		i = totals_slot(t, domain, key, &found);
+		if (!found && t->n >= METRICS_TOTALS_MAX)
+			return;
+	}
+	if (!found) {
+		if (array_room(&t->v, &t->cap, t->n, sizeof(*t->v), 64)) {
+			t->err = -ENOMEM;
+			return;
+		}
+		memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof(*t->v));
+		t->n++;
+		e = &t->v[i];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->domain, sizeof(e->domain), "%s", domain);
+		snprintf(e->key, sizeof(e->key), "%s", key);
+	}
+	e = &t->v[i];
+	e->allocs += allocs;
+	e->frees += frees;
+	e->refaults += refaults;
+	e->recent = decayed(e, now_ns) + (double)(allocs + frees + refaults);
+	e->recent_ns = now_ns;
+}
+
+struct by_recent {
+	const struct metrics_total *e;
+	double recent;
+};
+
+static int recent_cmp(const void *a, const void *b)
+{
+	const struct by_recent *x = a, *y = b;
+
+	if (x->recent != y->recent)
+		return x->recent < y->recent ? 1 : -1;
+	return strcmp(x->e->key, y->e->key);
+}
+
+size_t metrics_totals_top(const struct metrics_totals *t, uint64_t now_ns,
+			  const struct metrics_total **out, size_t n)
+{
+	struct by_recent *v;
+	size_t i, k;
+
+	if (!t->n || !n)
+		return 0;
+	v = malloc(t->n * sizeof(*v));
+	if (!v)
+		return 0;
+	for (i = 0; i < t->n; i++) {
+		v[i].e = &t->v[i];
+		v[i].recent = decayed(&t->v[i], now_ns);
+	}
+	qsort(v, t->n, sizeof(*v), recent_cmp);
+	for (k = 0; k < n && k < t->n; k++)
+		out[k] = v[k].e;
+	free(v);
+	return k;
+}
+
+void metrics_totals_release(struct metrics_totals *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- the exposition ---- */
+
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -196,16 +439,121 @@ static void keys(FILE *f, const struct metrics_keys *ks, bool bytes)
 	head(f, name, "gauge", bytes ?
 	     "Bytes of the objects or pages a key holds now, summed over processes (top keys)" :
 	     "Objects or pages a key holds now, summed over processes (top keys)");
-	for (i = 0; i < ks->n; i++)
+	for (i = 0; ks && i < ks->n; i++)
 		fprintf(f, "%s{domain=\"%s\",key=\"%s\"} %" PRId64 "\n", name,
 			metrics_escape(d, sizeof(d), ks->v[i].domain),
 			metrics_escape(k, sizeof(k), ks->v[i].key),
 			bytes ? ks->v[i].live_bytes : ks->v[i].live_objs);
 }
 
-int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
+static void anomalies(FILE *f, const struct metrics_anomalies *as, bool start)
+{
+	char d[METRICS_ESC_SIZE(8)], k[METRICS_ESC_SIZE(METRICS_KEY_LEN)];
+	char c[METRICS_ESC_SIZE(16)], ct[METRICS_ESC_SIZE(64)], r[METRICS_ESC_SIZE(128)];
+	const char *name = start ? "cachescope_anomaly_start_time_seconds" : "cachescope_anomaly_live_bytes";
+	size_t i;
+
+	head(f, name, "gauge", start ?
+	     "When the anomaly of a key began, in seconds since the epoch (keys anomalous now, most live bytes first)" :
+	     "Live bytes of a key anomalous now, summed over its processes of the same command and container (reason: what the pattern means)");
+	for (i = 0; as && i < as->n; i++) {
+		const struct metrics_anomaly *a = &as->v[i];
+
+		fprintf(f, "%s{domain=\"%s\",key=\"%s\",comm=\"%s\",container=\"%s\",pattern=\"%s\",reason=\"%s\"} ",
+			name, metrics_escape(d, sizeof(d), a->domain),
+			metrics_escape(k, sizeof(k), a->key), metrics_escape(c, sizeof(c), a->comm),
+			metrics_escape(ct, sizeof(ct), a->container), a->pattern,
+			metrics_escape(r, sizeof(r), a->reason));
+		if (start)
+			fprintf(f, "%.3f\n", a->start_time_s);
+		else
+			fprintf(f, "%" PRId64 "\n", a->live_bytes);
+	}
+}
+
+static void rates(FILE *f, const struct metrics_detail *det, int which)
+{
+	static const char *const names[] = { "cachescope_key_allocs_total", "cachescope_key_frees_total",
+					     "cachescope_key_refaults_total" };
+	static const char *const helps[] = {
+		"Allocations (slab objects, GPU memory, KV blocks) or page-cache inserts of a key since the daemon started, summed over processes (the keys busiest lately)",
+		"Frees or page-cache deletes of a key since the daemon started, summed over processes (the keys busiest lately)",
+		"Page-cache folios or KV blocks of a key that came back soon after eviction, since the daemon started (the keys busiest lately)",
+	};
+	char d[METRICS_ESC_SIZE(8)], k[METRICS_ESC_SIZE(METRICS_KEY_LEN)];
+	size_t i;
+
+	head(f, names[which], "counter", helps[which]);
+	for (i = 0; i < det->nrates; i++) {
+		const struct metrics_total *e = det->rates[i];
+
+		fprintf(f, "%s{domain=\"%s\",key=\"%s\"} %" PRIu64 "\n", names[which],
+			metrics_escape(d, sizeof(d), e->domain), metrics_escape(k, sizeof(k), e->key),
+			which == 0 ? e->allocs : which == 1 ? e->frees : e->refaults);
+	}
+}
+
+static void hist(FILE *f, const char *name, const char *help, const struct metrics_hist *h)
+{
+	unsigned int i;
+
+	head(f, name, "histogram", help);
+	for (i = 0; i < METRICS_HIST_BUCKETS; i++)
+		fprintf(f, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", name, metrics_hist_bounds[i], h->le[i]);
+	fprintf(f, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.6f\n%s_count %" PRIu64 "\n", name,
+		h->count, name, h->sum, name, h->count);
+}
+
+static void process(FILE *f, const struct metrics_process *p)
+{
+	if (!p->ok)
+		return;
+	one_dbl(f, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds",
+		p->cpu_s);
+	one_u64(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes",
+		p->resident_bytes);
+	one_u64(f, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes",
+		p->virtual_bytes);
+	one_dbl(f, "process_start_time_seconds", "gauge",
+		"Start time of the process since unix epoch in seconds", p->start_time_s);
+	one_u64(f, "process_open_fds", "gauge", "Number of open file descriptors", p->open_fds);
+	if (p->max_fds)
+		one_u64(f, "process_max_fds", "gauge", "Maximum number of open file descriptors",
+			p->max_fds);
+}
+
+static void programs(FILE *f, const struct metrics *m)
+{
+	char n[METRICS_ESC_SIZE(40)];
+	unsigned int i;
+
+	head(f, "cachescope_bpf_stats_enabled", "gauge",
+	     "Whether the kernel times every BPF program run (kernel.bpf_stats_enabled, or --bpf-stats): "
+	     "without it cachescope_bpf_program_run_seconds_total and _runs_total are absent");
+	fprintf(f, "cachescope_bpf_stats_enabled %d\n", m->bpf_stats_enabled > 0);
+	/* the families always, their samples only where the kernel times
+	 * the runs: a zero would read as free */
+	head(f, "cachescope_bpf_program_run_seconds_total", "counter",
+	     "Time the kernel spent running each BPF program (only while cachescope_bpf_stats_enabled is 1)");
+	for (i = 0; m->bpf_stats_enabled > 0 && i < m->nprogs; i++)
+		fprintf(f, "cachescope_bpf_program_run_seconds_total{program=\"%s\"} %.9f\n",
+			metrics_escape(n, sizeof(n), m->progs[i].name), m->progs[i].run_ns / 1e9);
+	head(f, "cachescope_bpf_program_runs_total", "counter",
+	     "Runs of each BPF program (only while cachescope_bpf_stats_enabled is 1)");
+	for (i = 0; m->bpf_stats_enabled > 0 && i < m->nprogs; i++)
+		fprintf(f, "cachescope_bpf_program_runs_total{program=\"%s\"} %" PRIu64 "\n",
+			metrics_escape(n, sizeof(n), m->progs[i].name), m->progs[i].run_cnt);
+	head(f, "cachescope_bpf_program_recursion_misses_total", "counter",
+	     "Runs of each BPF program the kernel skipped: the program was already running on that CPU (its events are not counted)");
+	for (i = 0; i < m->nprogs; i++)
+		fprintf(f, "cachescope_bpf_program_recursion_misses_total{program=\"%s\"} %" PRIu64 "\n",
+			metrics_escape(n, sizeof(n), m->progs[i].name), m->progs[i].recursion_misses);
+}
+
+int metrics_render(const struct metrics *m, const struct metrics_detail *det,
 		   char **out, size_t *len)
 {
+	const struct metrics_keys *ks = det ? det->live : NULL;
 	char ver[METRICS_ESC_SIZE(32)];
 	FILE *f;
 
@@ -217,8 +565,7 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 	head(f, "cachescope_build_info", "gauge", "The daemon's version, as a label; always 1");
 	fprintf(f, "cachescope_build_info{version=\"%s\"} 1\n",
 		metrics_escape(ver, sizeof(ver), m->version ? m->version : ""));
-	one_dbl(f, "cachescope_uptime_seconds", "gauge", "Seconds since tracing started",
-		m->uptime_s);
+	process(f, &m->proc);
 	one_u64(f, "cachescope_events_produced_total", "counter",
 		"Records the BPF programs produced", m->produced);
 	one_u64(f, "cachescope_events_consumed_total", "counter",
@@ -229,29 +576,61 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 		"Records that did not decode", m->bad_records);
 	one_u64(f, "cachescope_events_lost_nomem_total", "counter",
 		"Records the daemon had no memory to account", m->lost_nomem);
+	one_u64(f, "cachescope_events_late_total", "counter",
+		"Records of a window already closed (counted in the oldest open one)", m->late);
 	one_u64(f, "cachescope_unseen_frees_total", "counter",
 		"Frees of slab objects whose allocation was not seen", m->unseen_frees);
 	one_u64(f, "cachescope_page_refaults_total", "counter",
 		"Page-cache folios that refaulted, in closed windows", m->page_refaults);
 	one_u64(f, "cachescope_kv_swap_ins_total", "counter",
 		"KV-cache blocks swapped in, in closed windows", m->kv_swap_ins);
+	one_u64(f, "cachescope_kv_queue_full_total", "counter",
+		"KV records applied before their window closed: the reorder queue was full", m->kv_queue_full);
 	one_u64(f, "cachescope_keys", "gauge",
 		"Keys (domain, cache or file, process) tracked now", m->keys);
+	named(f, "cachescope_keys_merged_total", "counter",
+	      "Keys merged into their cache's others key, by why (exited: its process; idle: a family idle a minute; evicted: past --max-keys)",
+	      "reason", &m->keys_merged);
+	one_u64(f, "cachescope_keys_dropped_total", "counter",
+		"Idle keys with nothing live forgotten", m->keys_dropped);
+	one_u64(f, "cachescope_others_events_total", "counter",
+		"Events counted on an others key: the key table was full of busy keys", m->others_events);
+	one_u64(f, "cachescope_share_events_total", "counter",
+		"Of those, events of a user that held its share of the full key budget", m->share_events);
 	keys(f, ks, false);
 	keys(f, ks, true);
 	one_u64(f, "cachescope_live_keys_omitted", "gauge",
-		"Keys left out of cachescope_live_objects and _bytes by the bound", ks->omitted);
+		"Keys left out of cachescope_live_objects and _bytes by the bound", ks ? ks->omitted : 0);
 	head(f, "cachescope_live_omitted_bytes", "gauge", "Live bytes of the keys left out");
-	fprintf(f, "cachescope_live_omitted_bytes %" PRId64 "\n", ks->omitted_bytes);
-	named(f, "cachescope_vectors_total", "counter", "Feature vectors made, by label",
-	      "label", &m->vectors);
+	fprintf(f, "cachescope_live_omitted_bytes %" PRId64 "\n", ks ? ks->omitted_bytes : 0);
+	named(f, "cachescope_vectors_total", "counter", "Feature vectors made, by pattern",
+	      "pattern", &m->vectors);
 	named(f, "cachescope_anomalous_keys", "gauge",
-	      "Keys whose latest vector of the last 10 s has the label", "label", &m->anomalous);
-	one_u64(f, "cachescope_clustering_runs_total", "counter", "DBSCAN runs", m->cluster_runs);
-	one_dbl(f, "cachescope_clustering_seconds_total", "counter",
-		"Seconds spent clustering", m->cluster_s_total);
-	one_dbl(f, "cachescope_clustering_last_seconds", "gauge",
-		"Seconds the last clustering run took", m->cluster_last_s);
+	      "Keys whose latest vector of the last 10 s has the pattern", "pattern", &m->anomalous);
+	one_u64(f, "cachescope_anomalies_started_total", "counter",
+		"Anomalies begun: a key's first vector of an anomaly pattern", m->anomalies_started);
+	one_u64(f, "cachescope_anomaly_events_limited_total", "counter",
+		"Anomaly starts and ends not logged: past the log's rate limit", m->anomaly_events_limited);
+	if (det && det->anomalies) {
+		anomalies(f, det->anomalies, false);
+		anomalies(f, det->anomalies, true);
+		one_u64(f, "cachescope_anomalies_omitted", "gauge",
+			"Anomalous keys left out of cachescope_anomaly_* by the bound",
+			det->anomalies->omitted);
+	}
+	if (det && det->rates) {
+		rates(f, det, 0);
+		rates(f, det, 1);
+		rates(f, det, 2);
+	}
+	hist(f, "cachescope_clustering_duration_seconds", "How long each DBSCAN run over the history took",
+	     &m->clustering);
+	one_u64(f, "cachescope_history_vectors", "gauge", "Vectors held for clustering",
+		m->history_vectors);
+	one_u64(f, "cachescope_history_trimmed_total", "counter",
+		"Vectors dropped from the history before their time: --history-max", m->history_trimmed);
+	one_u64(f, "cachescope_rules_reloads_total", "counter",
+		"Rules read again (SIGHUP, cachescope reload)", m->rules_reloads);
 	one_u64(f, "cachescope_gpu_records_total", "counter",
 		"CUPTI activity records received from the CUPTI library (in its batches' bins, or one by one)",
 		m->gpu_records);
@@ -283,16 +662,10 @@ int metrics_render(const struct metrics *m, const struct metrics_keys *ks,
 	named(f, "cachescope_usdt_rejected_total", "counter",
 	      "User-space probe records rejected, by reason: untrusted (a process not believed) or a value out of bounds", "reason",
 	      &m->usdt_rejected);
-	one_u64(f, "cachescope_control_requests_total", "counter",
-		"Control-socket requests answered", m->control_served);
-	one_u64(f, "cachescope_control_timeouts_total", "counter",
-		"Control-socket clients dropped for slowness", m->control_timeouts);
-	one_u64(f, "cachescope_control_denied_total", "counter",
-		"Control-socket clients refused for their uid", m->control_denied);
-	one_u64(f, "cachescope_control_busy_total", "counter",
-		"Control-socket clients refused: too many at once", m->control_busy);
-	one_u64(f, "cachescope_control_too_long_total", "counter",
-		"Control-socket requests refused for their length", m->control_too_long);
+	programs(f, m);
+	named(f, "cachescope_control_requests_total", "counter",
+	      "Control-socket requests and clients, by result (served; timeout: too slow; denied: its uid; busy: too many at once; too_long: the request)",
+	      "result", &m->control);
 	one_u64(f, "cachescope_scrapes_total", "counter", "Requests for /metrics answered",
 		m->scrapes);
 	named(f, "cachescope_http_refused_total", "counter",

@@ -11,10 +11,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <json-c/json.h>
 #include <errno.h>
 #include "array.h"
 #include "proto.h"
+#include "anomaly.h"
 #include "report.h"
 #include "strutil.h"
 
@@ -166,7 +168,7 @@ void report_stats(const struct report_fields *f, enum report_fmt fmt, FILE *out)
 
 /* ---- top ---- */
 
-void report_snap_add(struct report_snap *s, const struct wrow *r)
+void report_snap_add(struct report_snap *s, const struct wrow *r, enum cs_label label)
 {
 	struct snap_row *sr;
 
@@ -188,6 +190,7 @@ void report_snap_add(struct report_snap *s, const struct wrow *r)
 	sr->page_dels = r->s->page_dels;
 	sr->refaults = r->s->refaults;
 	sr->live = r->live_objs;
+	sr->label = label;
 }
 
 void report_snap_release(struct report_snap *s)
@@ -220,9 +223,9 @@ void report_top(struct report_snap *s, long window_ms, long n, enum report_fmt f
 		jput(o, "keys", keys);
 	} else {
 		fprintf(out, "window %" PRIu64 " (%ld ms)\n", s->window, window_ms);
-		fprintf(out, "%-6s %-28s %-16s %8s %-16s %9s %9s %9s %9s %8s\n", "domain",
+		fprintf(out, "%-6s %-28s %-16s %8s %-16s %9s %9s %9s %9s %8s %s\n", "domain",
 			"key", "file", "tgid", "comm", "allocs", "frees", "live",
-			"pg_adds", "refaults");
+			"pg_adds", "refaults", "label");
 	}
 	for (i = 0; i < s->n && (long)i < n; i++) {
 		const struct snap_row *r = &s->v[i];
@@ -241,16 +244,19 @@ void report_top(struct report_snap *s, long window_ms, long n, enum report_fmt f
 			jput(k, "page_adds", ju64(r->page_adds));
 			jput(k, "page_dels", ju64(r->page_dels));
 			jput(k, "refaults", ju64(r->refaults));
+			jput(k, "label", r->label < LABEL_COUNT ?
+				 json_object_new_string(label_name(r->label)) : NULL);
 			json_object_array_add(keys, k);
 		} else {
 			char name[STR_ESC_SIZE(sizeof(r->name))], file[STR_ESC_SIZE(sizeof(r->file))];
 			char comm[STR_ESC_SIZE(sizeof(r->comm))], t[16];
 
 			fprintf(out, "%-6s %-28s %-16s %8s %-16s %9" PRIu64 " %9" PRIu64
-				" %9" PRId64 " %9" PRIu64 " %8" PRIu64 "\n",
+				" %9" PRId64 " %9" PRIu64 " %8" PRIu64 " %s\n",
 				r->domain, ESC(name, r->name), ESC(file, r->file),
 				report_tgid_str(r->tgid, t, sizeof(t)), ESC(comm, r->comm),
-				r->allocs, r->frees, r->live, r->page_adds, r->refaults);
+				r->allocs, r->frees, r->live, r->page_adds, r->refaults,
+				r->label < LABEL_COUNT ? label_name(r->label) : "-");
 		}
 	}
 	if (o)
@@ -427,6 +433,87 @@ void report_vectors(const struct analysis *a, const struct report_clock *clk,
 		report_jprint(o, out);
 	else if (!shown)
 		fprintf(out, "(no vectors%s)\n", key ? " of that key" : "");
+}
+
+/* ---- anomalies now ---- */
+
+/* "2026-12-05T08:01:02Z" of a CLOCK_MONOTONIC time */
+static const char *utc(char *buf, size_t n, uint64_t mono_ns, const struct report_clock *clk)
+{
+	time_t t = (time_t)((mono_ns + clk->real_off_ns) / 1000000000ull);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, n, "?");
+	return buf;
+}
+
+void report_anomalies(const struct anomalies *as, const struct report_clock *clk,
+		      uint64_t now_ns, enum report_fmt fmt, FILE *out)
+{
+	const struct anomaly **v = NULL;
+	json_object *o = NULL, *arr = NULL;
+	int n = anomalies_sorted(as, &v), i;
+	char since[32];
+
+	if (n < 0) {
+		report_error(fmt, out, "out of memory");
+		return;
+	}
+	if (fmt == REPORT_JSON) {
+		o = json_object_new_object();
+		arr = json_object_new_array();
+		jput(o, "anomalies", arr);
+		jput(o, "started", ju64(as->started));
+		jput(o, "ended", ju64(as->ended));
+		jput(o, "events_limited", ju64(as->events_limited));
+	} else {
+		fprintf(out, "%d anomalous keys now (%" PRIu64 " started, %" PRIu64 " ended since the start)\n",
+			n, as->started, as->ended);
+		if (n)
+			fprintf(out, "%-13s %-6s %-28s %8s %-16s %-14s %-20s %8s %12s %9s %s\n", "label",
+				"domain", "key", "tgid", "comm", "container", "since", "for_s",
+				"live_bytes", "ops/s", "reason");
+	}
+	for (i = 0; i < n; i++) {
+		const struct anomaly *a = v[i];
+		double for_s = now_ns > a->since_ns ? (double)(now_ns - a->since_ns) / 1e9 : 0;
+
+		utc(since, sizeof(since), a->since_ns, clk);
+		if (arr) {
+			json_object *j = json_object_new_object();
+
+			jput(j, "label", json_object_new_string(label_name(a->label)));
+			jput(j, "domain", json_object_new_string(domain_name(a->key.domain)));
+			jput(j, "key", report_jstr(a->name));
+			jput(j, "tgid", jtgid(a->key.tgid));
+			jput(j, "comm", report_jstr(a->comm));
+			jput(j, "container", report_jstr(a->container));
+			jput(j, "since", json_object_new_string(since));
+			jput(j, "since_ts", report_jdbl((double)(a->since_ns + clk->real_off_ns) / 1e9));
+			jput(j, "for_s", report_jdbl(for_s));
+			jput(j, "vectors", ju64(a->vectors));
+			jput(j, "live_objs", json_object_new_int64(a->live_objs));
+			jput(j, "live_bytes", json_object_new_int64(a->live_bytes));
+			jput(j, "ops_per_s", report_jdbl(a->ops_per_s));
+			jput(j, "cause", json_object_new_string(label_cause(a->label, a->key.domain)));
+			jput(j, "reason", report_jstr(a->reason));
+			json_object_array_add(arr, j);
+		} else {
+			char name[STR_ESC_SIZE(sizeof(a->name))], comm[STR_ESC_SIZE(sizeof(a->comm))];
+			char cont[STR_ESC_SIZE(sizeof(a->container))];
+			char reason[STR_ESC_SIZE(sizeof(a->reason))], t[16];
+
+			fprintf(out, "%-13s %-6s %-28s %8s %-16s %-14s %-20s %8.1f %12" PRId64 " %9.0f %s\n",
+				label_name(a->label), domain_name(a->key.domain), ESC(name, a->name),
+				report_tgid_str(a->key.tgid, t, sizeof(t)), ESC(comm, a->comm),
+				a->container[0] ? ESC(cont, a->container) : "-", since, for_s,
+				a->live_bytes, a->ops_per_s, ESC(reason, a->reason));
+		}
+	}
+	free(v);
+	if (o)
+		report_jprint(o, out);
 }
 
 /* ---- requests ---- */

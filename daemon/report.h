@@ -51,6 +51,7 @@ struct snap_row {
 	uint32_t tgid;
 	uint64_t allocs, frees, page_adds, page_dels, refaults;
 	int64_t live;
+	enum cs_label label;	/* its vector's (LABEL_NONE: none made) */
 };
 
 struct report_snap {
@@ -59,9 +60,10 @@ struct report_snap {
 	uint64_t window;
 };
 
-/* Keep r (a row of a later window starts the snapshot anew); a row is
- * left out when memory runs out. */
-void report_snap_add(struct report_snap *s, const struct wrow *r);
+/* Keep r, whose vector was labelled label (LABEL_NONE: none made); a row
+ * of a later window starts the snapshot anew; a row is left out when
+ * memory runs out. */
+void report_snap_add(struct report_snap *s, const struct wrow *r, enum cs_label label);
 void report_snap_release(struct report_snap *s);
 /* The n busiest keys of the snapshot (sorts it). */
 void report_top(struct report_snap *s, long window_ms, long n, enum report_fmt fmt, FILE *out);
@@ -81,6 +83,14 @@ struct report_clock {
 /* The vectors of windows >= since_window whose key is key (NULL: any). */
 void report_vectors(const struct analysis *a, const struct report_clock *clk,
 		    uint64_t since_window, const char *key, enum report_fmt fmt, FILE *out);
+
+/* ---- anomalies now (anomaly.h) ---- */
+struct anomalies;
+/* The keys anomalous now, most live bytes first: label, key, process,
+ * container, since when (UTC) and for how long, live bytes, ops/s, the
+ * bounded cause and the newest reason.  now_ns: CLOCK_MONOTONIC. */
+void report_anomalies(const struct anomalies *as, const struct report_clock *clk,
+		      uint64_t now_ns, enum report_fmt fmt, FILE *out);
 
 /* An error answer: "error: msg" or {"error": "msg"}. */
 void report_error(enum report_fmt fmt, FILE *out, const char *fmtstr, ...)

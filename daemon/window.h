@@ -56,6 +56,22 @@ static inline uint64_t wkey_hash(const struct wkey *k)
 	return h;
 }
 
+/* An order of keys: domain, id, tgid, dev, gen. */
+static inline int wkey_cmp(const struct wkey *x, const struct wkey *y)
+{
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return 0;
+}
+
 static inline bool wkey_eq(const struct wkey *a, const struct wkey *b)
 {
 	return a->id == b->id && a->tgid == b->tgid && a->dev == b->dev &&

@@ -14,7 +14,7 @@ S=${CS_SAN_BUILD:-}
 
 unit_of() {
 	# the Makefile's UNIT_TESTS (exported as CS_UNITS), else the same by hand
-	names=${CS_UNITS:-"args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto keeper workload"}
+	names=${CS_UNITS:-"args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto keeper workload anomaly"}
 	u=""
 	for n in $names kvref_kernels; do u="$u $1/tests/test_$n"; done
 	# the CUPTI tests are built where the CUDA toolkit is
@@ -22,7 +22,7 @@ unit_of() {
 	echo "$u"
 }
 unit=$(unit_of "$B")
-integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening $B/tests/test_adversary $B/tests/test_prometheus $B/tests/test_plot $B/tests/test_cli_live $B/tests/test_install $B/tests/test_scope"
+integration="$B/tests/test_integration $B/tests/test_labels $B/tests/test_hardening $B/tests/test_adversary $B/tests/test_prometheus $B/tests/test_fleet $B/tests/test_plot $B/tests/test_cli_live $B/tests/test_install $B/tests/test_scope"
 case "${1:-all}" in
 unit) bins=$unit ;;
 integration) bins=$integration ;;

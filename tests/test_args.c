@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "../daemon/args.h"
@@ -14,6 +15,38 @@
 #define ARGV(...) ((char *[]){ "cachescoped", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "cachescoped", __VA_ARGS__ }) / sizeof(char *)))
 #define PARSE(env, ...) args_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (env))
+
+/* The service's options file (tools/systemd/cachescoped.default, installed
+ * as /etc/default/cachescoped) holds options the daemon takes: split as
+ * systemd splits $CACHESCOPED_OPTS (on white space), parsed, and what it
+ * says is what the daemon gets. */
+static void args_parse__service_defaults_file__parsed(void **state)
+{
+	char line[1024], *argv[64], *opts = NULL, *save, *w;
+	FILE *f = fopen("tools/systemd/cachescoped.default", "r");
+	struct env env;
+	int argc = 0;
+
+	(void)state;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CACHESCOPED_OPTS=\"", 18))
+			opts = strdup(line + 18);
+	fclose(f);
+	assert_non_null(opts);
+	*strchr(opts, '"') = 0;
+	argv[argc++] = "cachescoped";
+	for (w = strtok_r(opts, " ", &save); w && argc < 63; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	assert_int_equal(args_parse(argc, argv, &env), 0);
+	assert_string_equal(env.metrics_addr, "127.0.0.1:10422");
+	assert_string_equal(env.csv_path, "/var/lib/cachescope/cachescope.csv");
+	assert_int_equal(env.csv_max_mb, 256);
+	assert_int_equal(env.csv_keep, 4);
+	assert_int_equal(env.interval_s, 300);
+	free(opts);
+}
 
 static void args_parse__no_options__defaults(void **state)
 {
@@ -292,6 +325,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(args_parse__no_options__defaults),
+		cmocka_unit_test(args_parse__service_defaults_file__parsed),
 		cmocka_unit_test(args_parse__all_options__stored),
 		cmocka_unit_test(args_parse__bad_numbers__einval),
 		cmocka_unit_test(args_parse__bad_words__einval),

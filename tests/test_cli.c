@@ -66,6 +66,13 @@ static void cli_parse__verbs_and_options__requests(void **state)
 	assert_string_equal(request(&c), "export since=60\n");
 	assert_int_equal(PARSE(&c, "reload"), 0);
 	assert_string_equal(request(&c), "reload\n");
+	assert_int_equal(PARSE(&c, "anomalies", "-j"), 0);
+	assert_int_equal(c.interval_s, 0);
+	assert_string_equal(request(&c), "json anomalies\n");
+	assert_int_equal(PARSE(&c, "anomalies", "2", "5"), 0);
+	assert_int_equal(c.interval_s, 2);
+	assert_int_equal(c.count, 5);
+	assert_string_equal(request(&c), "anomalies\n");
 	assert_int_equal(PARSE(&c, "-V"), 2);
 	assert_int_equal(PARSE(&c, "--help"), 1);
 }
@@ -85,6 +92,9 @@ static void cli_parse__bad_lines__one_line_errors(void **state)
 	assert_string_equal(err, "invalid count of keys '0': expected an integer in 1..1000000");
 	assert_int_equal(PARSE(&c, "top", "5", "1s"), -EINVAL);
 	assert_int_equal(PARSE(&c, "top", "1", "2", "3", "4"), -EINVAL);
+	assert_int_equal(PARSE(&c, "anomalies", "1", "2", "3"), -EINVAL);
+	assert_string_equal(err, "anomalies takes at most INTERVAL COUNT, not '3'");
+	assert_int_equal(PARSE(&c, "anomalies", "0"), -EINVAL);
 	assert_int_equal(PARSE(&c, "status", "--label", "leak"), -EINVAL);
 	assert_string_equal(err, "--label is an option of clusters, not of status");
 	assert_int_equal(PARSE(&c, "export"), -EINVAL);

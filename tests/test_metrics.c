@@ -24,7 +24,22 @@ static void sample(struct metrics *m)
 	m->page_refaults = 7;
 	m->kv_swap_ins = 3;
 	m->sample_shift = 4;
-	m->cluster_s_total = 0.25;
+	metrics_hist_observe(&m->clustering, 0.0002);
+	metrics_hist_observe(&m->clustering, 0.03);
+	metrics_named_set(&m->control, "served", 12);
+	metrics_named_set(&m->control, "denied", 1);
+	m->bpf_stats_enabled = 1;
+	m->nprogs = 1;
+	snprintf(m->progs[0].name, sizeof(m->progs[0].name), "tp_kmem_alloc");
+	m->progs[0].run_ns = 2500000000ull;
+	m->progs[0].run_cnt = 10;
+	m->progs[0].recursion_misses = 3;
+	m->proc.ok = true;
+	m->proc.cpu_s = 1.5;
+	m->proc.resident_bytes = 4096;
+	m->proc.start_time_s = 1800000000;
+	m->proc.open_fds = 9;
+	m->proc.max_fds = 1024;
 	metrics_named_set(&m->vectors, "normal", 40);
 	metrics_named_set(&m->vectors, "leak", 5);
 	metrics_named_set(&m->anomalous, "normal", 9);
@@ -34,10 +49,11 @@ static void sample(struct metrics *m)
 
 static char *render(const struct metrics *m, const struct metrics_keys *ks)
 {
+	struct metrics_detail det = { .live = ks };
 	size_t len;
 	char *out;
 
-	assert_int_equal(metrics_render(m, ks, &out, &len), 0);
+	assert_int_equal(metrics_render(m, &det, &out, &len), 0);
 	assert_non_null(out);
 	assert_int_equal(strlen(out), len);
 	return out;
@@ -70,10 +86,33 @@ static void metrics_render__counters__total_suffix_help_and_type(void **state)
 	assert_non_null(strstr(out, "# TYPE cachescope_slab_sample_shift gauge\n"
 				    "cachescope_slab_sample_shift 4\n"));
 	assert_non_null(strstr(out, "\ncachescope_build_info{version=\"0.1\"} 1\n"));
-	assert_non_null(strstr(out, "\ncachescope_vectors_total{label=\"leak\"} 5\n"));
-	assert_non_null(strstr(out, "\ncachescope_anomalous_keys{label=\"leak\"} 2\n"));
+	assert_non_null(strstr(out, "\ncachescope_vectors_total{pattern=\"leak\"} 5\n"));
+	assert_non_null(strstr(out, "\ncachescope_anomalous_keys{pattern=\"leak\"} 2\n"));
 	assert_non_null(strstr(out, "\ncachescope_usdt_rejected_total{reason=\"kv_block\"} 1\n"));
-	assert_non_null(strstr(out, "\ncachescope_clustering_seconds_total 0.250000\n"));
+	/* a histogram: cumulative buckets, sum and count */
+	assert_non_null(strstr(out, "# TYPE cachescope_clustering_duration_seconds histogram\n"));
+	assert_non_null(strstr(out, "\ncachescope_clustering_duration_seconds_bucket{le=\"0.0005\"} 1\n"));
+	assert_non_null(strstr(out, "\ncachescope_clustering_duration_seconds_bucket{le=\"0.025\"} 1\n"));
+	assert_non_null(strstr(out, "\ncachescope_clustering_duration_seconds_bucket{le=\"0.05\"} 2\n"));
+	assert_non_null(strstr(out, "\ncachescope_clustering_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(out, "\ncachescope_clustering_duration_seconds_sum 0.030200\n"));
+	assert_non_null(strstr(out, "\ncachescope_clustering_duration_seconds_count 2\n"));
+	/* one counter with a result label, not one counter a result */
+	assert_non_null(strstr(out, "\ncachescope_control_requests_total{result=\"served\"} 12\n"));
+	assert_non_null(strstr(out, "\ncachescope_control_requests_total{result=\"denied\"} 1\n"));
+	/* the process's own cost, named as client libraries name it */
+	assert_non_null(strstr(out, "\nprocess_cpu_seconds_total 1.500000\n"));
+	assert_non_null(strstr(out, "\nprocess_resident_memory_bytes 4096\n"));
+	assert_non_null(strstr(out, "\nprocess_start_time_seconds 1800000000.000000\n"));
+	assert_non_null(strstr(out, "\nprocess_open_fds 9\n"));
+	assert_non_null(strstr(out, "\nprocess_max_fds 1024\n"));
+	/* BPF programs: their run time where the kernel accounts it */
+	assert_non_null(strstr(out, "\ncachescope_bpf_stats_enabled 1\n"));
+	assert_non_null(strstr(out, "\ncachescope_bpf_program_run_seconds_total{program=\"tp_kmem_alloc\"} 2.500000000\n"));
+	assert_non_null(strstr(out, "\ncachescope_bpf_program_runs_total{program=\"tp_kmem_alloc\"} 10\n"));
+	assert_non_null(strstr(out, "\ncachescope_bpf_program_recursion_misses_total{program=\"tp_kmem_alloc\"} 3\n"));
+	/* no uptime gauge: the start time says it */
+	assert_null(strstr(out, "uptime"));
 	/* every metric has its HELP and TYPE once; counters end in _total */
 	{
 		char *save, *dup = strdup(out), *line;
@@ -83,13 +122,18 @@ static void metrics_render__counters__total_suffix_help_and_type(void **state)
 
 			if (sscanf(line, "# TYPE %127s %15s", name, type) != 2)
 				continue;
-			assert_true(!strncmp(name, "cachescope_", 11));
+			assert_true(!strncmp(name, "cachescope_", 11) || !strncmp(name, "process_", 8));
 			snprintf(help, sizeof(help), "# HELP %s ", name);
 			assert_int_equal(count(out, help), 1);
 			if (!strcmp(type, "counter"))
 				assert_string_equal(name + strlen(name) - 6, "_total");
+			else if (!strcmp(type, "histogram"))
+				assert_string_equal(name + strlen(name) - 8, "_seconds");
 			else
 				assert_string_equal(type, "gauge");
+			/* no unit suffix but base units: seconds and bytes */
+			assert_null(strstr(name, "_ms"));
+			assert_null(strstr(name, "_kb"));
 		}
 		free(dup);
 	}
@@ -198,6 +242,136 @@ static void metrics_render__many_keys__bounded_rest_counted(void **state)
 	metrics_keys_release(&ks);
 }
 
+/* Without bpf_stats the run-time series are absent (a zero would read as
+ * "free"), the gauge says why; recursion misses are counted always. */
+static void metrics_render__bpf_stats_off__no_run_time_gauge_says_so(void **state)
+{
+	struct metrics_keys ks = { 0 };
+	struct metrics m;
+	char *out;
+
+	(void)state;
+	sample(&m);
+	m.bpf_stats_enabled = 0;
+	out = render(&m, &ks);
+	assert_non_null(strstr(out, "\ncachescope_bpf_stats_enabled 0\n"));
+	assert_null(strstr(out, "cachescope_bpf_program_run_seconds_total{"));
+	assert_null(strstr(out, "cachescope_bpf_program_runs_total{"));
+	assert_non_null(strstr(out, "cachescope_bpf_program_recursion_misses_total{program=\"tp_kmem_alloc\"} 3\n"));
+	free(out);
+}
+
+/* Anomalous keys by name, only with detail: the same key, command,
+ * container and pattern of several processes is one series (bytes
+ * summed, the earliest start), bounded with the rest counted; the reason
+ * a fixed phrase; no pid. */
+static void metrics_render__anomalies__named_merged_bounded(void **state)
+{
+	struct metrics_anomalies ma = { 0 };
+	struct metrics_keys ks = { 0 };
+	struct metrics_detail det = { .live = &ks, .anomalies = &ma };
+	struct metrics_anomaly a = { .domain = "slab", .key = "filp", .comm = "nginx",
+				     .container = "web-1", .pattern = "leak",
+				     .reason = "objects older than their lifetimes keep growing and are not freed",
+				     .live_bytes = 1000, .start_time_s = 1800000100 };
+	struct metrics m;
+	char name[32], *out;
+	size_t len;
+	int i;
+
+	(void)state;
+	sample(&m);
+	metrics_anomalies_add(&ma, &a);
+	a.live_bytes = 500;
+	a.start_time_s = 1800000050;	/* another nginx, earlier */
+	metrics_anomalies_add(&ma, &a);
+	snprintf(a.comm, sizeof(a.comm), "ev\x1bil");
+	a.live_bytes = 10;
+	metrics_anomalies_add(&ma, &a);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "cache-%d", i);
+		snprintf(a.key, sizeof(a.key), "%s", name);
+		a.live_bytes = i;
+		metrics_anomalies_add(&ma, &a);
+	}
+	metrics_anomalies_finish(&ma, METRICS_MAX_ANOMALIES);
+	assert_int_equal(ma.n, METRICS_MAX_ANOMALIES);
+	assert_int_equal(ma.omitted, 102 - METRICS_MAX_ANOMALIES);
+	assert_int_equal(metrics_render(&m, &det, &out, &len), 0);
+	assert_non_null(strstr(out, "\ncachescope_anomaly_live_bytes{domain=\"slab\",key=\"filp\",comm=\"nginx\","
+				    "container=\"web-1\",pattern=\"leak\",reason=\"objects older than their lifetimes keep growing and are not freed\"} 1500\n"));
+	assert_non_null(strstr(out, "\ncachescope_anomaly_start_time_seconds{domain=\"slab\",key=\"filp\",comm=\"nginx\","
+				    "container=\"web-1\",pattern=\"leak\",reason=\"objects older than their lifetimes keep growing and are not freed\"} 1800000050.000\n"));
+	assert_non_null(strstr(out, "comm=\"ev\\\\x1bil\""));
+	assert_int_equal(count(out, "\ncachescope_anomaly_live_bytes{"), METRICS_MAX_ANOMALIES);
+	assert_non_null(strstr(out, "\ncachescope_anomalies_omitted 38\n"));
+	assert_null(strstr(out, "pid"));
+	free(out);
+	/* without detail: none of it */
+	det.anomalies = NULL;
+	assert_int_equal(metrics_render(&m, &det, &out, &len), 0);
+	assert_null(strstr(out, "cachescope_anomaly_live_bytes"));
+	free(out);
+	metrics_anomalies_release(&ma);
+}
+
+/* Per-key counters never fall (a process's exit takes nothing away), the
+ * busiest lately come first, and past the table's bound the rest sum
+ * under "(others)". */
+static void metrics_totals__busiest_lately_first_bounded(void **state)
+{
+	struct metrics_totals t = { 0 };
+	const struct metrics_total *top[4];
+	char name[32];
+	size_t n;
+	int i;
+
+	(void)state;
+	metrics_totals_add(&t, "slab", "filp", 100, 90, 0, 0);
+	metrics_totals_add(&t, "page", "data.db", 50, 50, 7, 0);
+	metrics_totals_add(&t, "slab", "dentry", 10, 10, 0, 0);
+	/* a minute later, dentry is the busy one; filp's old counts decayed */
+	metrics_totals_add(&t, "slab", "dentry", 30, 30, 0, 60ull * 1000000000);
+	metrics_totals_add(&t, "slab", "filp", 0, 0, 0, 60ull * 1000000000);
+	n = metrics_totals_top(&t, 60ull * 1000000000, top, 2);
+	assert_int_equal(n, 2);
+	assert_string_equal(top[0]->key, "dentry");
+	assert_int_equal(top[0]->allocs, 40);
+	assert_int_equal(top[0]->frees, 40);
+	assert_string_equal(top[1]->key, "filp");
+	assert_int_equal(top[1]->allocs, 100);
+	for (i = 0; i < METRICS_TOTALS_MAX + 100; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		metrics_totals_add(&t, "page", name, 1, 0, 0, 61ull * 1000000000);
+	}
+	assert_true(t.n <= METRICS_TOTALS_MAX);
+	{
+		uint64_t sum = 0;
+		size_t k;
+
+		for (k = 0; k < t.n; k++)
+			if (!strcmp(t.v[k].domain, "page"))
+				sum += t.v[k].allocs;
+		assert_int_equal(sum, 50 + METRICS_TOTALS_MAX + 100);	/* nothing lost */
+	}
+	metrics_totals_release(&t);
+}
+
+/* /proc/self as the daemon reads it: this process's own figures. */
+static void metrics_process_read__self__plausible(void **state)
+{
+	struct metrics_process p;
+
+	(void)state;
+	assert_int_equal(metrics_process_read(&p, "/proc/self", 1000), 0);
+	assert_true(p.ok);
+	assert_true(p.resident_bytes > 0 && p.virtual_bytes >= p.resident_bytes);
+	assert_true(p.open_fds >= 3);
+	assert_true(p.start_time_s > 1000);
+	assert_int_equal(metrics_process_read(&p, "/proc/no-such", 0), -ENOENT);
+	assert_false(p.ok);
+}
+
 /* The real parser, where Debian's prometheus package is installed. */
 static void metrics_render__output__promtool_accepts(void **state)
 {
@@ -271,6 +445,10 @@ int main(void)
 		cmocka_unit_test(metrics_keys_finish__same_key_many_processes__summed_empty_dropped),
 		cmocka_unit_test(metrics_render__many_keys__bounded_rest_counted),
 		cmocka_unit_test(metrics_render__output__promtool_accepts),
+		cmocka_unit_test(metrics_render__bpf_stats_off__no_run_time_gauge_says_so),
+		cmocka_unit_test(metrics_render__anomalies__named_merged_bounded),
+		cmocka_unit_test(metrics_totals__busiest_lately_first_bounded),
+		cmocka_unit_test(metrics_process_read__self__plausible),
 		cmocka_unit_test(metrics_parse_addr__forms__parsed_or_refused),
 	};
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 #include "../daemon/proto.h"
+#include "../daemon/anomaly.h"
 #include "../daemon/report.h"
 
 /* a comm that is not UTF-8 (0xff), with an escape sequence and a backslash */
@@ -108,11 +109,14 @@ static void report_top__non_utf8_comm__escaped_alike_in_text_and_json(void **sta
 	(void)state;
 	wrow_of_key(&ra, &a);
 	wrow_of_key(&rb, &b);
-	report_snap_add(&snap, &ra);
-	report_snap_add(&snap, &rb);
+	report_snap_add(&snap, &ra, LABEL_LEAK);
+	report_snap_add(&snap, &rb, LABEL_NONE);
 	s = render(top_fn, &snap, REPORT_TEXT);
 	assert_non_null(strstr(s, EVIL_ESC));
 	assert_null(strchr(s, '\x1b'));
+	/* the label of each key's vector, last; "-" where none was made */
+	assert_non_null(strstr(s, " leak\n"));
+	assert_non_null(strstr(s, " -\n"));
 	free(s);
 	s = render(top_fn, &snap, REPORT_JSON);
 	o = parse(s);
@@ -123,13 +127,78 @@ static void report_top__non_utf8_comm__escaped_alike_in_text_and_json(void **sta
 	k = json_object_array_get_idx(keys, 0);
 	assert_string_equal(json_object_get_string(get(k, "file")), "/var/log/x");
 	assert_string_equal(json_object_get_string(get(k, "tgid")), "others");
+	assert_null(json_object_object_get(k, "label") ? json_object_get_string(get(k, "label")) : NULL);
 	k = json_object_array_get_idx(keys, 1);
 	assert_string_equal(json_object_get_string(get(k, "comm")), EVIL_ESC);
+	assert_string_equal(json_object_get_string(get(k, "label")), "leak");
 	assert_int_equal(json_object_get_int(get(k, "tgid")), 4242);
 	assert_int_equal(json_object_get_int64(get(k, "live")), 2);
 	json_object_put(o);
 	free(s);
 	report_snap_release(&snap);
+}
+
+static struct anomalies *anom_arg;
+
+static void anomalies_fn(void *arg, enum report_fmt fmt, FILE *out)
+{
+	/* window 0 at 1000 s of the monotonic clock, real time 1.8e9 s later */
+	struct report_clock clk = { 1000ull * 1000000000, 100000000, 1800000000ull * 1000000000 };
+
+	(void)arg;
+	report_anomalies(anom_arg, &clk, 1012ull * 1000000000, fmt, out);
+}
+
+/* The keys anomalous now: names escaped alike in text and JSON, since
+ * when in UTC, for how long, the bounded cause beside the reason. */
+static void report_anomalies__leak_now__named_escaped_with_cause(void **state)
+{
+	struct acc a = { .key = { .domain = DOM_SLAB, .tgid = 4242, .id = 9 }, .name = "filp",
+			 .comm = EVIL_COMM };
+	struct wslot sa = { .allocs = 50, .frees = 10 };
+	struct wrow ra = { .window = 20, .s = &sa, .live_objs = 300, .live_bytes = 76800,
+			   .start_ns = 1002ull * 1000000000 };
+	struct anomalies as;
+	json_object *o, *arr, *k;
+	char *s;
+
+	(void)state;
+	wrow_of_key(&ra, &a);
+	anomalies_init(&as, 100000000, NULL, NULL, 0, 0);
+	anom_arg = &as;
+	s = render(anomalies_fn, NULL, REPORT_TEXT);
+	assert_string_equal(s, "0 anomalous keys now (0 started, 0 ended since the start)\n");
+	free(s);
+	assert_int_equal(anomalies_vector(&as, &ra, LABEL_LEAK, "leak: filp " EVIL_COMM, "web-1"), 0);
+	s = render(anomalies_fn, NULL, REPORT_TEXT);
+	assert_non_null(strstr(s, "1 anomalous keys now (1 started, 0 ended"));
+	assert_non_null(strstr(s, "leak          slab   filp"));
+	assert_non_null(strstr(s, " 4242 " EVIL_ESC));
+	assert_non_null(strstr(s, "web-1"));
+	assert_non_null(strstr(s, "2027-01-15T08:16:42Z"));	/* 1.8e9 + 1002 s */
+	assert_non_null(strstr(s, "    10.0        76800"));
+	assert_non_null(strstr(s, "leak: filp " EVIL_ESC "\n"));
+	assert_null(strchr(s, '\x1b'));
+	free(s);
+	s = render(anomalies_fn, NULL, REPORT_JSON);
+	o = parse(s);
+	arr = get(o, "anomalies");
+	assert_int_equal(json_object_array_length(arr), 1);
+	k = json_object_array_get_idx(arr, 0);
+	assert_string_equal(json_object_get_string(get(k, "label")), "leak");
+	assert_string_equal(json_object_get_string(get(k, "key")), "filp");
+	assert_string_equal(json_object_get_string(get(k, "comm")), EVIL_ESC);
+	assert_int_equal(json_object_get_int(get(k, "tgid")), 4242);
+	assert_string_equal(json_object_get_string(get(k, "container")), "web-1");
+	assert_int_equal(json_object_get_int64(get(k, "live_bytes")), 76800);
+	assert_true(json_object_get_double(get(k, "ops_per_s")) == 600);
+	assert_true(json_object_get_double(get(k, "for_s")) == 10);
+	assert_string_equal(json_object_get_string(get(k, "cause")),
+			    "objects older than their lifetimes keep growing and are not freed");
+	assert_string_equal(json_object_get_string(get(k, "reason")), "leak: filp " EVIL_ESC);
+	json_object_put(o);
+	free(s);
+	anomalies_release(&as);
 }
 
 struct clusters_arg {
@@ -290,6 +359,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(report_stats__json__round_trips_values),
 		cmocka_unit_test(report_top__non_utf8_comm__escaped_alike_in_text_and_json),
+		cmocka_unit_test(report_anomalies__leak_now__named_escaped_with_cause),
 		cmocka_unit_test(report_clusters__json_and_label_filter__round_trip),
 		cmocka_unit_test(report_vectors__since_and_key__only_those),
 		cmocka_unit_test(report_parse_request__grammar__as_proto_h_says),

@@ -259,11 +259,42 @@ static void csv_schema__docs_list__same_columns_in_order(void **state)
 	assert_int_equal(next, CSV_COLS);
 }
 
+/* tools/clickhouse/schema.sql's table has the schema's columns in the
+ * file's order: an old ClickHouse takes CSVWithNames by position. */
+static void csv_schema__clickhouse_table__same_columns_in_order(void **state)
+{
+	FILE *f = fopen("tools/clickhouse/schema.sql", "r");
+	char line[512], name[64];
+	unsigned int next = 0;
+	bool table = false;
+
+	(void)state;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "CREATE TABLE", 12)) {
+			table = true;
+			continue;
+		}
+		if (!table || line[0] == '(' || line[0] == '-')
+			continue;
+		if (line[0] == ')')
+			break;
+		assert_int_equal(sscanf(line, " %63[a-z_0-9]", name), 1);
+		assert_true(next < CSV_COLS);
+		if (strcmp(name, csv_schema[next].name))
+			fail_msg("schema.sql has '%s' where the CSV has '%s'", name, csv_schema[next].name);
+		next++;
+	}
+	fclose(f);
+	assert_int_equal(next, CSV_COLS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rowcsv_header__columns__in_order),
 		cmocka_unit_test(csv_schema__docs_list__same_columns_in_order),
+		cmocka_unit_test(csv_schema__clickhouse_table__same_columns_in_order),
 		cmocka_unit_test(rowcsv_row__slab_row_with_vector__exact_line),
 		cmocka_unit_test(rowcsv_row__family_page_row_without_vector__empty_vector_fields),
 	};

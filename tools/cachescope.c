@@ -282,7 +282,7 @@ static void on_interrupt(int sig)
 	interrupted = 1;
 }
 
-/* top INTERVAL [COUNT]: a terminal is redrawn; a pipe gets every answer
+/* top and anomalies INTERVAL [COUNT]: a terminal is redrawn; a pipe gets every answer
  * after the other (one JSON document per line under --json). */
 static int run_top(const struct cli *c, const char *req)
 {
@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 	if (cli_request(&c, req, sizeof(req)))
 		return fail(CLI_EUSAGE, "the request is too long");
 	signal(SIGPIPE, SIG_IGN);
-	if (c.cmd == CMD_TOP && c.interval_s)
+	if ((c.cmd == CMD_TOP || c.cmd == CMD_ANOMALIES) && c.interval_s)
 		return run_top(&c, req);
 	rc = ask(c.socket, req, &reply, &len);
 	if (rc)

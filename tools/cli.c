@@ -31,6 +31,9 @@ void cli_usage(FILE *out)
 		"                              every INTERVAL seconds, COUNT times (default: until\n"
 		"                              interrupted); a terminal is redrawn, a pipe gets lines\n"
 		"                              (\"keys\" is the same)\n"
+		"  anomalies [INTERVAL [COUNT]]  the keys anomalous now: label, key, process,\n"
+		"                              container, since when, live bytes, reason; every\n"
+		"                              INTERVAL seconds as top does\n"
 		"  vectors [--key K] [--since S]  the feature vectors of the clustering history\n"
 		"  export --csv FILE [--since S]  the daemon's newest CSV rows (its --csv columns)\n"
 		"                              into FILE, written whole (temporary file + rename)\n"
@@ -162,7 +165,15 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t n)
 	if (c->label && (!*c->label || strpbrk(c->label, " \n")))
 		return bad(err, n, "invalid --label '%s' (labels: normal, thrash, false_sharing, leak)",
 			   c->label);
-	if (c->cmd == CMD_TOP) {
+	if (c->cmd == CMD_ANOMALIES) {
+		if (npos > 2)
+			return bad(err, n, "anomalies takes at most INTERVAL COUNT, not '%s'",
+				   argv[optind + 2]);
+		if (npos > 0 && num("interval", argv[optind], 1, 86400, &c->interval_s, err, n))
+			return -EINVAL;
+		if (npos > 1 && num("count", argv[optind + 1], 1, 1l << 30, &c->count, err, n))
+			return -EINVAL;
+	} else if (c->cmd == CMD_TOP) {
 		if (npos > 3)
 			return bad(err, n, "top takes at most N INTERVAL COUNT, not '%s'", argv[optind + 3]);
 		if (npos > 0 && num("count of keys", argv[optind], 1, 1000000, &c->n, err, n))

@@ -29,8 +29,8 @@ struct cli {
 	int cmd;		/* enum proto_cmd */
 	const char *verb;	/* as typed */
 	long n;			/* top: keys (default 10) */
-	long interval_s;	/* top: 0 once, else refresh every interval */
-	long count;		/* top: refreshes (0: until interrupted) */
+	long interval_s;	/* top, anomalies: 0 once, else refresh every interval */
+	long count;		/* top, anomalies: refreshes (0: until interrupted) */
 	long since_s;		/* vectors, export: 0 for all */
 	const char *label;	/* clusters */
 	const char *key;	/* vectors */

@@ -11,8 +11,9 @@
 # libcrypt (--web-config: its YAML, its bcrypt hashes).
 # test (make test): what only the tests need -- cmocka; the software the
 # label tests run as traffic (stress-ng, nginx-light, wrk); curl and
-# prometheus (promtool and a server) and openssl (a certificate) for the
-# metrics tests; jq and
+# prometheus (promtool and a server), prometheus-alertmanager and openssl
+# (a certificate) for the metrics and alerting tests; clickhouse-server
+# and clickhouse-client for the fleet store's test; jq and
 # util-linux (setpriv) for the CLI tests; chromium, libxml2-utils
 # (xmllint) and python3-pil for the test of cachescope plot's SVG;
 # systemd (systemd-analyze), mandoc, groff-base and python3 for the
@@ -26,8 +27,9 @@ set -eu
 BUILD="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev
 systemtap-sdt-dev pkg-config libc6-dev libmicrohttpd-dev libjson-c-dev libyaml-dev
 libcrypt-dev"
-TEST="libcmocka-dev stress-ng nginx-light wrk curl openssl prometheus jq util-linux chromium
-libxml2-utils python3-pil systemd mandoc groff-base python3"
+TEST="libcmocka-dev stress-ng nginx-light wrk curl openssl prometheus prometheus-alertmanager
+clickhouse-server clickhouse-client jq util-linux chromium libxml2-utils python3-pil systemd mandoc
+groff-base python3"
 
 [ $# -gt 0 ] || set -- build
 PKGS="" how="sudo make deps"
