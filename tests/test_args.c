@@ -39,6 +39,7 @@ static void args_parse__service_defaults_file__parsed(void **state)
 	for (w = strtok_r(opts, " ", &save); w && argc < 63; w = strtok_r(NULL, " ", &save))
 		argv[argc++] = w;
 	argv[argc] = NULL;
+	env_defaults(&env);
 	assert_int_equal(args_parse(argc, argv, &env), 0);
 	assert_string_equal(env.metrics_addr, "127.0.0.1:10422");
 	assert_string_equal(env.csv_path, "/var/lib/cachescope/cachescope.csv");
