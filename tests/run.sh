@@ -47,8 +47,10 @@ for t in $bins; do
 	label=$(basename "$t")
 	[ "$tb" = "$B" ] || label="$label ($tb)"
 	echo "== $label"
+	t0=$(date +%s.%N)
 	out=$(CS_BUILD="$tb" "$t" 2>&1)
 	rc=$?
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 	printf '%s\n' "$out" | grep -v -e '^\[ RUN' -e '^\[       OK'
 	p=$(printf '%s\n' "$out" | grep -o '\[  PASSED  \] [0-9]*' | grep -o '[0-9]*$' | tail -1)
 	f=$(printf '%s\n' "$out" | grep -o '\[  FAILED  \] [0-9]* test' | grep -o '[0-9]*' | tail -1)
@@ -59,6 +61,7 @@ for t in $bins; do
 	elif [ "$rc" -ne 0 ] && [ -z "$f" ]; then
 		f=1
 	fi
+	echo "$label: $secs s"
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
 	skipped=$((skipped + ${s:-0}))
