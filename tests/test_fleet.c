@@ -29,6 +29,30 @@
 
 #define NODE_B "gpu-node-b"
 
+/* what a failed assertion leaves running, for the teardown to stop */
+static pid_t servers[4];
+
+static void started(pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		if (!servers[i]) {
+			servers[i] = pid;
+			return;
+		}
+}
+
+static int teardown(void **state)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		if (servers[i] > 0 && !kill(servers[i], SIGKILL))
+			waitpid(servers[i], NULL, 0);
+	return harness_teardown(state);
+}
+
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -103,10 +127,12 @@ static void fleet__two_hosts_exports__clickhouse_answers_which_hosts_leak(void *
 	snprintf(chdir, sizeof(chdir), "%s/clickhouse", tmpdir);
 	assert_int_equal(mkdir(chdir, 0700), 0);
 	ch = clickhouse(chdir, port);
+	started(ch);
 	/* host A traces everything: the leaker is its; host B traces a
 	 * program that frees all it opens: rows, and no leak */
 	balanced = fork();
 	assert_true(balanced >= 0);
+	started(balanced);
 	if (!balanced) {
 		int null = open("/dev/null", O_WRONLY);
 
@@ -121,6 +147,7 @@ static void fleet__two_hosts_exports__clickhouse_answers_which_hosts_leak(void *
 	snprintf(bout, sizeof(bout), "%s/host-b.out", tmpdir);
 	b = fork();
 	assert_true(b >= 0);
+	started(b);
 	if (!b) {
 		int fd = open(bout, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
@@ -197,11 +224,14 @@ static void fleet__two_hosts_exports__clickhouse_answers_which_hosts_leak(void *
 	assert_int_equal(waitpid(ch, &st, 0), ch);
 	kill(balanced, SIGKILL);
 	waitpid(balanced, NULL, 0);
+	memset(servers, 0, sizeof(servers));
 	kill(a.pid, SIGTERM);
 	assert_int_equal(daemon_wait(&a), 0);
 	kill(b, SIGTERM);
 	assert_int_equal(waitpid(b, &st, 0), b);
 	assert_true(WIFEXITED(st) && !WEXITSTATUS(st));
+	/* a daemon started by the harness stops with the test's failure
+	 * too: its duration bounds it */
 	(void)leaker;
 }
 
@@ -211,5 +241,5 @@ int main(void)
 		cmocka_unit_test(fleet__two_hosts_exports__clickhouse_answers_which_hosts_leak),
 	};
 
-	return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
+	return cmocka_run_group_tests(tests, harness_setup, teardown);
 }
