@@ -33,7 +33,11 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_THRASH_MIN_REPEAT_SHARE] = { "thrash_min_repeat_share", 0.25,
 		"... this share of them back a second time or more (kv: within a pool's worth of evictions), and ..." },
 	[R_THRASH_NEAR_SHARE] = { "thrash_near_share", 0.25,
-		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; pages back once each are a cold re-read" },
+		"... page cache: median refault distance at most this share of the file LRU pages, is thrash; pages back once each are a cold re-read ..." },
+	[R_THRASH_MIN_REFAULT_KIB_S] = { "thrash_min_refault_kib_s", 256,
+		"... when it costs something: page cache and kv, at least this many KiB a second refaulted over the span (fewer is cold pages now and then, such as proactive reclaim's) ..." },
+	[R_THRASH_MIN_STALL_SHARE] = { "thrash_min_stall_share", 0.01,
+		"... and page cache, where the kernel has PSI, memory stalls (PSI some) of the process's cgroup or the system for at least this share of the span: refaults with no stall are the kernel's proactive reclaim coming back" },
 	[R_FS_MAX_LOCALITY] = { "false_sharing_max_locality", 0.2,
 		"frees on the allocating CPU / frees over the key's last 10 windows below this ..." },
 	[R_FS_MIN_SAME_SIZE] = { "false_sharing_min_same_size", 0.92,
@@ -48,7 +52,7 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... in at least this many of them (a handoff that lasts, not a burst) is false sharing" },
 	[R_LEAK_MIN_GROWTH_S] = { "leak_min_growth_s", 0.5,
 		"old objects (see leak_min_age_s) rose by at least this many per second ..." },
-	[R_LEAK_MIN_RISE_S] = { "leak_min_rise_s", 2.0,
+	[R_LEAK_MIN_RISE_S] = { "leak_min_rise_s", 1.5,
 		"... over at least this many seconds without falling, when the key's frees are seen (a leak amid churn) ..." },
 	[R_LEAK_SEEN_FREE_SHARE] = { "leak_seen_free_share", 0.25,
 		"... (frees seen / allocs of the rise above this: the key's frees are visible) ..." },
@@ -66,7 +70,7 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 		"... the last of them at most this many seconds ago (still rising, not a warm-up that ended) ..." },
 	[R_LEAK_BLIND_RISE_S] = { "leak_blind_rise_s", 8.0,
 		"... or, when frees seen / allocs of the rise is at or below leak_seen_free_share (frees unseen or absent), over at least this many seconds ..." },
-	[R_LEAK_MIN_AGE_S] = { "leak_min_age_s", 1.0,
+	[R_LEAK_MIN_AGE_S] = { "leak_min_age_s", 0.5,
 		"... objects older than this (s) ..." },
 	[R_LEAK_AGE_LIFETIMES] = { "leak_age_lifetimes", 10,
 		"... and than this many median lifetimes of the key being old ..." },
@@ -282,6 +286,11 @@ static const struct {
 	/* the security modules' blobs of inodes and files: freed with them */
 	{ "security_inode_alloc", "", "for inodes: freed with them, which the kernel reclaims" },
 	{ "security_file_alloc", "", "for files: freed with them (see the filp key)" },
+	/* socket buffers' data, queued for a reader that has not read it yet
+	 * (a database's clients while its backends are busy): freed when
+	 * read, a queue bounded by the socket's buffer; a leaked socket's
+	 * own objects (filp, sock) are the leak's key */
+	{ "__alloc_skb", "kmalloc-", "as socket buffers' data queued for a reader: freed when read, bounded by the socket's buffer (a leaked socket shows on filp and its sock)" },
 };
 
 /* Append printf text to reason. */
@@ -338,6 +347,58 @@ static void add_site(const struct evidence *e, const struct kview *kview,
 	add(reason, n, ", hot site %s", sym);
 }
 
+/* A refault pattern that is thrash by its shape must cost something to be
+ * called so: enough bytes a second refaulted over its span, and (page
+ * cache, where the kernel has PSI) memory stalls of the process's cgroup
+ * or the system in the same span.  A few pages back now and then, or pages
+ * back with nobody stalled, are the kernel's proactive reclaim (DAMON)
+ * taking cold pages that then come back, which no operator acts on. */
+static enum cs_label thrash_cost(const struct rules *r, int dom, const char *key,
+				 const struct evidence *e, const struct kview *kview, uint64_t lru,
+				 bool near, double repeat, char *reason, size_t n)
+{
+	const struct wrow *row = e->r;
+	const struct wslot *s = row->s;
+	const double *t = r->v;
+	double span = row->refault_span_s > e->window_s ? row->refault_span_s : e->window_s;
+	double kib_s = (double)row->recent_refault_pages * 4.0 / span, stall = 0;
+	char where[160] = "";
+	int serr = -ENOTSUP;
+
+	if (kib_s < t[R_THRASH_MIN_REFAULT_KIB_S]) {
+		snprintf(reason, n, "normal: %s refaults too few to cost: %.0f KiB/s over %.1f s (%llu pages, %.0f%% back a second time; thrash needs %.0f KiB/s): cold pages coming back now and then, such as proactive reclaim's",
+			 key, kib_s, row->refault_span_s, (unsigned long long)row->recent_refault_pages,
+			 100 * repeat, t[R_THRASH_MIN_REFAULT_KIB_S]);
+		return LABEL_NORMAL;
+	}
+	if (dom == DOM_PAGE && kview && kview->memory_stall && row->key) {
+		uint64_t to = row->start_ns + (uint64_t)(e->window_s * 1e9);
+		uint64_t back = (uint64_t)((span + e->window_s) * 1e9);
+
+		serr = kview->memory_stall(kview->ctx, row->key->tgid, to > back ? to - back : 0, to,
+					   &stall, where, sizeof(where));
+	}
+	if (!serr && stall < t[R_THRASH_MIN_STALL_SHARE]) {
+		snprintf(reason, n, "normal: %s refaults with no memory stall: %.0f KiB/s refaulted over %.1f s, but %s stalled on memory %.2f%% of the time (PSI some; thrash needs %.1f%%): the kernel's proactive reclaim taking cold pages that come back, not a working set that does not fit",
+			 key, kib_s, row->refault_span_s, where, 100 * stall,
+			 100 * t[R_THRASH_MIN_STALL_SHARE]);
+		return LABEL_NORMAL;
+	}
+	snprintf(reason, n, "thrash: %s %llu of %llu inserted pages refaulted (%.0f%%); %llu refaulted over %.1f s (%.1f MiB/s), %.0f%% of them back a second time or more; median refault distance %llu evictions",
+		 key, (unsigned long long)s->refault_pages, (unsigned long long)s->page_adds,
+		 100 * e->refault_share, (unsigned long long)row->recent_refault_pages,
+		 row->refault_span_s, kib_s / 1024, 100 * repeat,
+		 (unsigned long long)row->refault_dist_p50);
+	if (near)
+		add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
+	if (!serr)
+		add(reason, n, "; memory stall %.1f%% of the time (%s)", 100 * stall, where);
+	else if (dom == DOM_PAGE)
+		add(reason, n, "; no memory stall figure (%s)",
+		    serr == -ENOTSUP ? "no PSI in this kernel or view" : "too little sampled yet");
+	return LABEL_THRASH;
+}
+
 /* Thrash: pages of a cache too small for its working set come back again
  * and again.  One pass of refaults after a one-off eviction (drop_caches,
  * a memory spike, a restart) is a cold re-read. */
@@ -380,16 +441,8 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	}
 	if (row->recent_refault_pages >= t[R_THRASH_MIN_REFAULT_PAGES] &&
 	    row->refault_span_s >= t[R_THRASH_MIN_SPAN_S] &&
-	    row->refault_quiet_s <= t[R_THRASH_MAX_QUIET_S] && back) {
-		snprintf(reason, n, "thrash: %s %llu of %llu inserted pages refaulted (%.0f%%); %llu refaulted over %.1f s, %.0f%% of them back a second time or more; median refault distance %llu evictions",
-			 key, (unsigned long long)s->refault_pages,
-			 (unsigned long long)s->page_adds, 100 * e->refault_share,
-			 (unsigned long long)row->recent_refault_pages, row->refault_span_s,
-			 100 * repeat, (unsigned long long)row->refault_dist_p50);
-		if (near)
-			add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
-		return LABEL_THRASH;
-	}
+	    row->refault_quiet_s <= t[R_THRASH_MAX_QUIET_S] && back)
+		return thrash_cost(r, dom, key, e, kview, lru, near, repeat, reason, n);
 	if (back)	/* soon back, but not for long (yet) */
 		snprintf(reason, n, "normal: %s refaults not sustained: %llu pages (%llu refaulted over %.1f s, %.0f%% back a second time, median refault distance %llu evictions",
 			 key, (unsigned long long)s->refault_pages,
@@ -563,6 +616,16 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s%s (frees/allocs %.2f)",
 		 (long long)row->old_objs, row->age_ns / 1e9, growth, row->old_rise_s,
 		 seen ? " amid churn" : "", fr);
+	/* a family counts what processes allocate in their first second; a
+	 * process that lives on keeps its start-up's objects (a database's
+	 * backends, a compiler's writeback), so the family's old objects rise
+	 * with every process that grows up.  A leak of a process shows on its
+	 * own key once it is past that second */
+	if (e->family) {
+		snprintf(reason, n, "normal: %s %s of young processes: what each allocated in its first second and keeps as it grows up; a process's own leak shows on its own key",
+			 key, what);
+		return LABEL_NORMAL;
+	}
 	if (dom != DOM_SLAB) {
 		if (row->old_rise_dropped) {
 			snprintf(reason, n, "normal: %s %s, but records were dropped meanwhile: lost releases could make it",

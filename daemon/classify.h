@@ -28,6 +28,8 @@ enum rule_id {
 	R_THRASH_MIN_SPAN_S,
 	R_THRASH_MAX_QUIET_S,
 	R_THRASH_NEAR_SHARE,
+	R_THRASH_MIN_REFAULT_KIB_S,
+	R_THRASH_MIN_STALL_SHARE,
 	R_FS_MAX_LOCALITY,
 	R_FS_MIN_SAME_SIZE,
 	R_FS_MIN_REMOTE_FREES,
@@ -121,6 +123,13 @@ struct kview {
 	/* pages on the kernel's file LRU lists now: the memory the page
 	 * cache has, against which a refault distance is small or not */
 	int (*file_lru_pages)(void *ctx, uint64_t *pages);
+	/* the share of [from_ns, to_ns] (CLOCK_MONOTONIC) that process
+	 * tgid's cgroup (or the system, where its cgroup has none) stalled
+	 * on memory, PSI's "some"; where says whose ("the system", "cgroup
+	 * /x").  -ENOTSUP where the kernel has no PSI, -ENOENT when too
+	 * little of the span was sampled */
+	int (*memory_stall)(void *ctx, uint32_t tgid, uint64_t from_ns, uint64_t to_ns,
+			    double *share, char *where, size_t n);
 	void *ctx;
 };
 

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "analysis.h"
 #include "anomaly.h"
+#include "psi.h"
 #include "args.h"
 #include "cgroup.h"
 #include "classify.h"
@@ -65,6 +66,12 @@ struct daemon {
 	struct wtable *wt;
 	struct analysis an;
 	struct anomalies anom;		/* the keys anomalous now; their starts and ends logged */
+	/* memory pressure stalls (PSI), the system's and of the cgroups the
+	 * thrash rule asked about, read at every tick */
+	struct psi_track psi;
+	bool psi_on;			/* the kernel has PSI */
+	char cg2root[256];		/* the cgroup v2 mount, or "" */
+	uint64_t psi_gc_ns;
 	struct wl wl;
 	bool driving;			/* runs kvref (--workload) */
 	bool confined;			/* its filesystem read-only (privs_confine) */
@@ -237,6 +244,54 @@ static int kview_file_lru(void *ctx, uint64_t *pages)
 	struct daemon *d = ctx;
 
 	return kstate_file_lru(d->ks, pages);
+}
+
+/* PSI of process tgid's cgroup v2 where it has a memory.pressure of its
+ * own and it was sampled over the span, else the system's; a cgroup asked
+ * about is read from then on (psi_tick). */
+static int kview_memory_stall(void *ctx, uint32_t tgid, uint64_t from_ns, uint64_t to_ns,
+			      double *share, char *where, size_t n)
+{
+	struct daemon *d = ctx;
+	const struct cgroup_info *cg;
+	char path[sizeof(d->psi.src[0]->path)];
+	uint64_t some, full;
+
+	if (!d->psi_on)
+		return -ENOTSUP;
+	cg = cgcache_get(d->cg, tgid, clock_ns(CLOCK_MONOTONIC));
+	if (cg && cg->path && cg->path[0] && strcmp(cg->path, "/") && d->cg2root[0] &&
+	    (size_t)snprintf(path, sizeof(path), "%s%s/memory.pressure", d->cg2root, cg->path) <
+		    sizeof(path)) {
+		if (!psi_track_share(&d->psi, path, from_ns, to_ns, NSEC_PER_SEC / 2, share)) {
+			snprintf(where, n, "cgroup %s", cg->path);
+			return 0;
+		}
+		/* from now on; meanwhile the system's */
+		if (!psi_read(path, &some, &full))
+			psi_track_note(&d->psi, path, clock_ns(CLOCK_MONOTONIC), some);
+	}
+	snprintf(where, n, "the system");
+	return psi_track_share(&d->psi, PSI_SYSTEM, from_ns, to_ns, NSEC_PER_SEC / 2, share);
+}
+
+/* Every source's total now; a cgroup gone (its file too) is dropped by
+ * the collection once nobody asks about it. */
+static void psi_tick(struct daemon *d, uint64_t now)
+{
+	uint64_t some, full;
+	unsigned int i;
+
+	for (i = 0; d->psi_on && i < d->psi.n; i++) {
+		if (!psi_read(d->psi.src[i]->path, &some, &full))
+			psi_track_note(&d->psi, d->psi.src[i]->path, now, some);
+		else
+			d->psi.read_errors++;
+	}
+	if (now - d->psi_gc_ns >= 10 * NSEC_PER_SEC) {
+		d->psi_gc_ns = now;
+		psi_track_gc(&d->psi, now > 60 * NSEC_PER_SEC ? now - 60 * NSEC_PER_SEC : 0);
+	}
 }
 
 static int kview_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
@@ -865,6 +920,7 @@ static int setup_rules(struct daemon *d)
 	d->an.kview.cache_resolution = kview_cache_resolution;
 	d->an.kview.cache_reclaimable = kview_cache_reclaimable;
 	d->an.kview.file_lru_pages = kview_file_lru;
+	d->an.kview.memory_stall = kview_memory_stall;
 	d->an.kview.ctx = d;
 	return 0;
 }
@@ -885,6 +941,20 @@ static void setup_kstate(struct daemon *d)
 	d->syms = ksyms_load(NULL);
 	if (!d->syms)
 		log_warn("cannot read kernel symbols from /proc/kallsyms; call sites are shown as addresses");
+	/* what refaults cost: the system's memory stalls, and a cgroup's
+	 * where its processes have one (v2) */
+	{
+		uint64_t some, full, now = clock_ns(CLOCK_MONOTONIC);
+
+		d->psi_on = !psi_read(PSI_SYSTEM, &some, &full);
+		if (d->psi_on)
+			psi_track_note(&d->psi, PSI_SYSTEM, now, some);
+		else
+			log_info("no %s: a thrash label rests on refaulted bytes a second alone", PSI_SYSTEM);
+		if (psi_cgroup2_root("/proc/self/mountinfo", d->cg2root, sizeof(d->cg2root)))
+			d->cg2root[0] = '\0';
+		d->psi_gc_ns = now;
+	}
 }
 
 /* The newest CSV rows, for 'cachescope export': the file's rows as they
@@ -1033,6 +1103,7 @@ static void on_tick(struct daemon *d)
 		d->last_kstate_ns = now;
 		kstate_sample(d->ks, now);
 	}
+	psi_tick(d, now);
 	wtable_close_until(d->wt, now - TICK_SLACK_NS);
 	anomalies_expire(&d->anom, now - TICK_SLACK_NS);
 	if (now - d->last_recluster_ns >= NSEC_PER_SEC) {
@@ -1386,6 +1457,7 @@ static void release(struct daemon *d)
 	rows_release(&d->rows);
 	analysis_release(&d->an);
 	anomalies_release(&d->anom);
+	psi_track_release(&d->psi);
 	metrics_totals_release(&d->totals);
 	if (d->driving)
 		wl_stop(&d->wl);

@@ -40,21 +40,38 @@ static void labels__fd_leak__leak_on_filp_and_dentry(void **state)
 	expect_no_anomalies(&t, pid, 0, leaking);
 }
 
-static void labels__reread_after_drop_for_seconds__thrash_on_file(void **state)
+/*
+ * A file whose pages a program drops itself (posix_fadvise DONTNEED) and
+ * reads back, 40 times over: refaults enough, again and again, but no task
+ * stalls on memory (PSI), as when the kernel's proactive reclaim takes
+ * cold pages that then come back: not thrash, and the reason says why.
+ * Where the kernel has no PSI, the bytes decide: thrash.
+ */
+static void labels__reread_after_own_drop__no_stall_not_thrash(void **state)
 {
 	char out[256], key[64];
 	struct daemon d;
 	struct table t;
 	long pid;
+	int r, said = 0;
 
 	need_root(state);
 	pid = run_beside(&d, "label-thrash", 5, NULL, &t, out, sizeof(out),
 			 "sh -c 'echo pid $$; exec %s/tests/helpers/refault %s/thrash.dat 8192 40'",
 			 build, datadir);
 	assert_int_equal(sscanf(strstr(out, "key "), "key %63s", key), 1);
-	assert_true(rows_labelled(&t, key, pid, "thrash") >= 3);
+	if (access("/proc/pressure/memory", R_OK)) {
+		assert_true(rows_labelled(&t, key, pid, "thrash") >= 3);
+		return;
+	}
+	assert_int_equal(rows_labelled(&t, key, pid, "thrash"), 0);
+	for (r = 0; r < t.nrows; r++)
+		said += !strcmp(cell(&t, r, "key"), key) &&
+			strstr(cell(&t, r, "reason"), "refaults with no memory stall: ") &&
+			strstr(cell(&t, r, "reason"), "proactive reclaim");
+	assert_true(said >= 3);
 	/* the block-layer and slab keys of the same reads are not thrash */
-	expect_no_anomalies(&t, pid, 0, (const char *const[]){ key, NULL });
+	expect_no_anomalies(&t, pid, 0, NULL);
 }
 
 static void labels__socketpair_pingpong__false_sharing_on_skbuff(void **state)
@@ -180,7 +197,10 @@ static double first_label_after(const struct table *t, const char *key, long tgi
 	return -1;
 }
 
-static void labels__leak_amid_churn__leak_within_5_s(void **state)
+/* 1000 eventfds a second, 60 of them kept: the shape of a server leaking
+ * amid balanced work; called within 3 s of its start (the rules' old
+ * objects are 0.5 s old and must rise for 1.5 s where frees are seen). */
+static void labels__leak_amid_churn__leak_within_3_s(void **state)
 {
 	static const char *const leaking[] = { "filp", "dentry", "lsm_file_cache",
 					       "kmalloc-*", NULL };
@@ -191,12 +211,12 @@ static void labels__leak_amid_churn__leak_within_5_s(void **state)
 	long pid;
 
 	need_root(state);
-	/* 1000 eventfds/s, 95 % closed again, 5 % kept: frees/allocs 0.95 */
+	/* 1000 eventfds/s, 94 % closed again, 6 % kept: frees/allocs 0.94 */
 	pid = run_beside(&d, "label-churn-leak", 10, NULL, &t, out, sizeof(out),
-			 "%s/tests/helpers/fdchurn 100 80 --keep 5 --period-ms 100", build);
+			 "%s/tests/helpers/fdchurn 100 80 --keep 6 --period-ms 100", build);
 	after = first_label_after(&t, "filp", pid, "leak");
-	if (after < 0 || after > 5.0)
-		fail_msg("filp of a 5%% leak amid churn labelled leak after %.1f s (want <= 5 s)", after);
+	if (after < 0 || after > 3.0)
+		fail_msg("filp of a 6%% leak amid churn labelled leak after %.1f s (want <= 3 s)", after);
 	assert_true(rows_labelled(&t, "filp", pid, "leak") >= 10);
 	assert_true(sum(&t, "filp", pid, "frees") >= 5000);
 	expect_no_anomalies(&t, pid, 0, leaking);
@@ -277,6 +297,15 @@ static void labels__cold_reread_once__normal_cyclic_under_memcg__thrash(void **s
 		 "rmdir $cg", datadir, datadir, datadir, datadir);
 	run_beside(&d, "label-cyclic", 12, NULL, &t, out, sizeof(out), "%s", cmd);
 	assert_true(rows_labelled(&t, cyc, 0, "thrash") >= 3);
+	/* its cost in the reason: bytes a second, and the stall where PSI is */
+	for (r = 0; r < t.nrows; r++)
+		if (!strcmp(cell(&t, r, "key"), cyc) && !strcmp(cell(&t, r, "label"), "thrash")) {
+			const char *why = cell(&t, r, "reason");
+
+			assert_non_null(strstr(why, " MiB/s), "));
+			if (!access("/proc/pressure/memory", R_OK))
+				assert_non_null(strstr(why, "; memory stall "));
+		}
 	assert_int_equal(rows_labelled(&t, cold, 0, "thrash"), 0);
 	for (r = 0; r < t.nrows; r++)
 		cold_reason += !strcmp(cell(&t, r, "key"), cold) &&
@@ -436,8 +465,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(labels__fd_leak__leak_on_filp_and_dentry),
-		cmocka_unit_test(labels__reread_after_drop_for_seconds__thrash_on_file),
-		cmocka_unit_test(labels__leak_amid_churn__leak_within_5_s),
+		cmocka_unit_test(labels__reread_after_own_drop__no_stall_not_thrash),
+		cmocka_unit_test(labels__leak_amid_churn__leak_within_3_s),
 		cmocka_unit_test(labels__udp_loopback_stress_ng__no_leak_frees_reconciled),
 		cmocka_unit_test(labels__cold_reread_once__normal_cyclic_under_memcg__thrash),
 		cmocka_unit_test(labels__nginx_under_wrk__nothing_anomalous),
