@@ -35,23 +35,17 @@ TMPDIR_GROUP(dir)
 static const struct offline_params defaults = { .eps = 0.08, .min_pts = 5 };
 
 /* The fixtures' rows were labelled by a daemon of 2026-12-02, under the
- * rules of then: a leak amid churn rose 2 s, and thrash had no cost test
- * (the page cache's stall is not in a CSV).  The offline path reproduces
- * that daemon under those rules; today's defaults differ on purpose. */
+ * rules of then (tests/data/offline-recorded.rules: a leak amid churn rose
+ * 2 s, and thrash had no cost test, the page cache's stall not being in a
+ * CSV).  The offline path reproduces that daemon under those rules; today's
+ * defaults differ on purpose. */
+#define RECORDED_RULES "tests/data/offline-recorded.rules"
 static struct offline_params recorded;
-static char recorded_rules[128];
 
 static const struct offline_params *as_recorded(void)
 {
-	FILE *f;
-
-	snprintf(recorded_rules, sizeof(recorded_rules), "%s/recorded.rules", dir);
-	f = fopen(recorded_rules, "w");
-	assert_non_null(f);
-	fputs("leak_min_rise_s = 2\nleak_min_age_s = 1\nthrash_min_refault_kib_s = 0\n", f);
-	assert_int_equal(fclose(f), 0);
 	recorded = defaults;
-	recorded.rules_path = recorded_rules;
+	recorded.rules_path = RECORDED_RULES;
 	return &recorded;
 }
 

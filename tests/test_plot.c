@@ -25,6 +25,7 @@
 #include "helpers/tmpdir.h"
 
 #define FIXTURE "tests/data/offline-mixed.csv"
+#define RECORDED_RULES "tests/data/offline-recorded.rules"
 
 static char dir[] = "/tmp/cs-test-plot-XXXXXX";
 static char csv[256], svg[256], png[256];
@@ -117,7 +118,8 @@ static void cluster__real_mixed_run__names_the_keys_of_each_label(void **state)
 
 	(void)state;
 	snprintf(out, sizeof(out), "%s/cluster.txt", dir);
-	assert_int_equal(run(out, "%s cluster '%s'", bin, csv), 0);
+	/* under the rules the daemon that recorded the fixture ran with */
+	assert_int_equal(run(out, "%s cluster --rules " RECORDED_RULES " '%s'", bin, csv), 0);
 	text = slurp(out);
 	assert_non_null(text);
 	/* the keys the daemon labelled, per label (its vectors too) */
