@@ -58,7 +58,7 @@ DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 # features, labels, clusters and their outputs, with no BPF, no privileges
 # and no log.  One archive linked by the daemon, the CLI (its offline
 # verbs), the tests and the benchmarks alike: the linker takes what each uses.
-CORE_MODS := event window history htab stats topk kvpool gpu usdt features classify analysis anomaly psi report csv csvread \
+CORE_MODS := event window history htab stats topk kvpool gpu usdt features classify analysis anomaly change psi report csv csvread \
 	csvschema rowcsv rows strutil kstate cgroup
 CORE_OBJS := $(CORE_MODS:%=$(OUTPUT)/daemon/%.o) $(OUTPUT)/cluster/dbscan.o
 CORE_LIB := $(OUTPUT)/libcscore.a
@@ -67,7 +67,7 @@ WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c da
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
-	keeper workload anomaly psi
+	keeper workload anomaly psi change
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 # tests/run.sh runs these (a test binary built but not run is no test)
 export CS_UNITS := $(UNIT_TESTS)
@@ -259,6 +259,7 @@ $(OUTPUT)/tests/test_keeper: $(OUTPUT)/tests/test_keeper.o $(OUTPUT)/daemon/keep
 $(OUTPUT)/tests/test_tpproto: $(OUTPUT)/tests/test_tpproto.o $(OUTPUT)/daemon/tpproto.o
 $(OUTPUT)/tests/test_anomaly: $(OUTPUT)/tests/test_anomaly.o $(CORE_LIB)
 $(OUTPUT)/tests/test_psi: $(OUTPUT)/tests/test_psi.o $(CORE_LIB)
+$(OUTPUT)/tests/test_change: $(OUTPUT)/tests/test_change.o $(CORE_LIB)
 $(OUTPUT)/tests/test_workload: $(OUTPUT)/tests/test_workload.o $(OUTPUT)/daemon/workload.o \
 	$(OUTPUT)/daemon/spawn.o $(OUTPUT)/daemon/privs.o $(CORE_LIB)
 $(OUTPUT)/tests/test_workload: TEST_LDLIBS := -lcap

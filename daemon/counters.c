@@ -63,6 +63,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "anomaly_events_logged", c->anomaly_events_said);
 	report_u64(f, "anomaly_events_limited", c->anomaly_events_limited);
 	report_u64(f, "anomalies_not_held", c->anomalies_not_held);
+	report_u64(f, "behaviour_changes", c->changes);
 	report_u64(f, "gpu_records", c->gpu_records);
 	report_u64(f, "gpu_bins", c->gpu_bins);
 	report_u64(f, "cupti_dropped", c->cupti_dropped);
@@ -109,6 +110,7 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->rules_reloads = c->reloads;
 	m->anomalies_started = c->anomalies_started;
 	m->anomaly_events_limited = c->anomaly_events_limited;
+	m->changes = c->changes;
 	m->kv_queue_full = c->w.kv_queue_full;
 	for (i = 0; i < LABEL_COUNT; i++) {
 		metrics_named_set(&m->vectors, label_name(i), c->vectors[i]);

@@ -49,6 +49,7 @@ struct counters {
 	 * vectors of keys the table had no room for */
 	uint64_t anomalies_now, anomalies_started, anomalies_ended;
 	uint64_t anomaly_events_said, anomaly_events_limited, anomalies_not_held;
+	uint64_t changes;		/* behaviour changes found (change.h) */
 	uint64_t reloads;		/* rules re-read */
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	/* the --csv file: rows written, at its bound files committed and the

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "analysis.h"
 #include "anomaly.h"
+#include "change.h"
 #include "psi.h"
 #include "args.h"
 #include "cgroup.h"
@@ -66,6 +67,7 @@ struct daemon {
 	struct wtable *wt;
 	struct analysis an;
 	struct anomalies anom;		/* the keys anomalous now; their starts and ends logged */
+	struct changes chg;		/* keys whose vectors left their cluster (change.h) */
 	/* memory pressure stalls (PSI), the system's and of the cgroups the
 	 * thrash rule asked about, read at every tick */
 	struct psi_track psi;
@@ -179,6 +181,7 @@ static void key_gone(const struct wkey *key, const struct wkey *into, void *ctx)
 
 	analysis_key_gone(&d->an, key, into);
 	anomalies_key_gone(&d->anom, key, clock_ns(CLOCK_MONOTONIC));
+	changes_key_gone(&d->chg, key);
 }
 
 /* A key's anomaly starts or ends: one line, at warning when it starts and
@@ -442,6 +445,7 @@ static void counters_take(struct daemon *d, struct counters *c)
 	c->anomaly_events_said = d->anom.events_said;
 	c->anomaly_events_limited = d->anom.events_limited;
 	c->anomalies_not_held = d->anom.not_held;
+	c->changes = d->chg.found;
 	c->reloads = d->reloads;
 	c->gpu_records = d->gpu_records;
 	c->gpu_bins = d->gpu_bins;
@@ -635,6 +639,12 @@ static void on_command(const char *cmd, FILE *out, void *ctx)
 	case CMD_TOP:
 		report_top(&d->snap, d->env.window_ms, rq.n, rq.fmt, out);
 		break;
+	case CMD_CHANGES: {
+		struct report_clock clk = { d->t0, d->env.window_ms * 1000000ull, d->real_off_ns };
+
+		report_changes(&d->chg, &clk, rq.fmt, out);
+		break;
+	}
 	case CMD_ANOMALIES: {
 		struct report_clock clk = { d->t0, d->env.window_ms * 1000000ull, d->real_off_ns };
 
@@ -1018,9 +1028,19 @@ static int setup_timer(struct daemon *d, uint64_t t0)
 	return timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL) ? -errno : 0;
 }
 
+/* A key left the cluster its history lived in: one notice. */
+static void on_change(const struct change *ch, void *ctx)
+{
+	char line[768];
+
+	(void)ctx;
+	log_notice("change: %s", change_line(line, sizeof(line), ch));
+}
+
 static void recluster(struct daemon *d, uint64_t now)
 {
-	int err = analysis_recluster(&d->an, wtable_window_of(d->wt, now));
+	uint64_t w = wtable_window_of(d->wt, now);
+	int err = analysis_recluster(&d->an, w);
 
 	if (err < 0)
 		log_warn("cannot cluster %zu vectors: %s", d->an.n, strerror(-err));
@@ -1028,6 +1048,9 @@ static void recluster(struct daemon *d, uint64_t now)
 		d->cluster_runs_seen = d->an.runs;
 		d->cluster_s_total += d->an.last_run_ms / 1000;
 		metrics_hist_observe(&d->clustering, d->an.last_run_ms / 1000);
+		/* what the new clusters say of each key's recent moves */
+		if (changes_scan(&d->chg, &d->an, w, d->env.window_ms * 1000000ull, on_change, d) < 0)
+			d->chg.lost++;
 	}
 }
 
@@ -1296,6 +1319,7 @@ static int load_and_attach(struct daemon *d)
 	d->t0 = d->start_ns - d->start_ns % window_ns;
 	anomalies_init(&d->anom, window_ns, on_anomaly, d, ANOMALY_EVENTS_PER_S,
 		       ANOMALY_EVENTS_BURST);
+	changes_init(&d->chg);
 	d->wt = wtable_new(d->t0, window_ns, on_row, resolve_key, d);
 	if (!d->wt) {
 		log_err("cannot allocate window table: out of memory");
@@ -1457,6 +1481,7 @@ static void release(struct daemon *d)
 	rows_release(&d->rows);
 	analysis_release(&d->an);
 	anomalies_release(&d->anom);
+	changes_release(&d->chg);
 	psi_track_release(&d->psi);
 	metrics_totals_release(&d->totals);
 	if (d->driving)

@@ -611,6 +611,9 @@ int metrics_render(const struct metrics *m, const struct metrics_detail *det,
 		"Anomalies begun: a key's first vector of an anomaly pattern", m->anomalies_started);
 	one_u64(f, "cachescope_anomaly_events_limited_total", "counter",
 		"Anomaly starts and ends not logged: past the log's rate limit", m->anomaly_events_limited);
+	one_u64(f, "cachescope_behaviour_changes_total", "counter",
+		"Keys whose vectors left the cluster their recent history lived in (cachescope changes)",
+		m->changes);
 	if (det && det->anomalies) {
 		anomalies(f, det->anomalies, false);
 		anomalies(f, det->anomalies, true);

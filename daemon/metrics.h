@@ -154,6 +154,7 @@ struct metrics {
 	struct metrics_named vectors;	/* vectors made, per pattern */
 	struct metrics_named anomalous;	/* keys whose latest vector has the (anomaly) pattern */
 	uint64_t anomalies_started, anomaly_events_limited;
+	uint64_t changes;		/* behaviour changes found by clustering */
 	struct metrics_hist clustering;	/* each run's duration */
 	uint64_t gpu_records, gpu_bins, cupti_dropped, gpu_late, gpu_release_unmatched;
 	uint64_t kv_queue_full;

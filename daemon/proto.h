@@ -31,13 +31,14 @@ enum proto_cmd {
 	CMD_EXPORT,	/* since=S: the CSV rows the daemon keeps, header first */
 	CMD_RELOAD,	/* re-read --rules (SIGHUP does the same) */
 	CMD_ANOMALIES,	/* the keys anomalous now (anomaly.h) */
+	CMD_CHANGES,	/* the newest behaviour changes (change.h) */
 	CMD_N,
 };
 
 static const char *const proto_cmd_names[CMD_N] = {
 	[CMD_STATUS] = "status", [CMD_CLUSTERS] = "clusters", [CMD_TOP] = "top",
 	[CMD_VECTORS] = "vectors", [CMD_EXPORT] = "export", [CMD_RELOAD] = "reload",
-	[CMD_ANOMALIES] = "anomalies",
+	[CMD_ANOMALIES] = "anomalies", [CMD_CHANGES] = "changes",
 };
 
 /* The command a verb names (its first len bytes), or -1.  "stats" is

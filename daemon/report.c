@@ -17,6 +17,7 @@
 #include "array.h"
 #include "proto.h"
 #include "anomaly.h"
+#include "change.h"
 #include "report.h"
 #include "strutil.h"
 
@@ -512,6 +513,58 @@ void report_anomalies(const struct anomalies *as, const struct report_clock *clk
 		}
 	}
 	free(v);
+	if (o)
+		report_jprint(o, out);
+}
+
+/* ---- behaviour changes ---- */
+
+void report_changes(const struct changes *c, const struct report_clock *clk, enum report_fmt fmt,
+		    FILE *out)
+{
+	json_object *o = NULL, *arr = NULL;
+	char when[32], line[768], safe[STR_ESC_SIZE(768)];
+	unsigned int i, d;
+
+	if (fmt == REPORT_JSON) {
+		o = json_object_new_object();
+		arr = json_object_new_array();
+		jput(o, "changes", arr);
+		jput(o, "found", ju64(c->found));
+	} else {
+		fprintf(out, "%" PRIu64 " behaviour changes since the start (the newest %u, newest first)\n",
+			c->found, c->n);
+	}
+	for (i = c->n; i-- > 0;) {
+		const struct change *ch = &c->ring[(c->head + i) % CHANGE_KEEP];
+
+		utc(when, sizeof(when), clk->t0_ns + ch->window * clk->window_ns, clk);
+		if (arr) {
+			json_object *j = json_object_new_object(), *b = json_object_new_object(),
+				    *a = json_object_new_object();
+
+			jput(j, "at", json_object_new_string(when));
+			jput(j, "domain", json_object_new_string(domain_name(ch->key.domain)));
+			jput(j, "key", report_jstr(ch->name));
+			jput(j, "tgid", jtgid(ch->key.tgid));
+			jput(j, "comm", report_jstr(ch->comm));
+			jput(j, "from", ch->from == CLUSTER_NOISE ? json_object_new_string("noise") :
+								     json_object_new_int(ch->from));
+			jput(j, "to", ch->to == CLUSTER_NOISE ? json_object_new_string("noise") :
+								 json_object_new_int(ch->to));
+			for (d = 0; d < FEAT_DIM; d++) {
+				jput(b, change_feature(d), report_jdbl(ch->before[d]));
+				jput(a, change_feature(d), report_jdbl(ch->after[d]));
+			}
+			jput(j, "before", b);
+			jput(j, "after", a);
+			jput(j, "distance", report_jdbl(ch->dist));
+			json_object_array_add(arr, j);
+		} else {
+			fprintf(out, "%s  %s\n", when,
+				str_escape(safe, sizeof(safe), change_line(line, sizeof(line), ch), 0));
+		}
+	}
 	if (o)
 		report_jprint(o, out);
 }

@@ -92,6 +92,14 @@ struct anomalies;
 void report_anomalies(const struct anomalies *as, const struct report_clock *clk,
 		      uint64_t now_ns, enum report_fmt fmt, FILE *out);
 
+/* ---- behaviour changes (change.h) ---- */
+struct changes;
+/* The newest behaviour changes, newest first: when (UTC), key, process,
+ * from and to (cluster or noise), the features that moved, the distance;
+ * JSON with both spans' mean vectors. */
+void report_changes(const struct changes *c, const struct report_clock *clk, enum report_fmt fmt,
+		    FILE *out);
+
 /* An error answer: "error: msg" or {"error": "msg"}. */
 void report_error(enum report_fmt fmt, FILE *out, const char *fmtstr, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -14,7 +14,7 @@ S=${CS_SAN_BUILD:-}
 
 unit_of() {
 	# the Makefile's UNIT_TESTS (exported as CS_UNITS), else the same by hand
-	names=${CS_UNITS:-"args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto keeper workload anomaly psi"}
+	names=${CS_UNITS:-"args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto keeper workload anomaly psi change"}
 	u=""
 	for n in $names kvref_kernels; do u="$u $1/tests/test_$n"; done
 	# the CUPTI tests are built where the CUDA toolkit is

@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 #include "../daemon/proto.h"
 #include "../daemon/anomaly.h"
+#include "../daemon/change.h"
 #include "../daemon/report.h"
 
 /* a comm that is not UTF-8 (0xff), with an escape sequence and a backslash */
@@ -201,6 +202,65 @@ static void report_anomalies__leak_now__named_escaped_with_cause(void **state)
 	anomalies_release(&as);
 }
 
+static const struct changes *chg_arg;
+
+static void changes_fn(void *arg, enum report_fmt fmt, FILE *out)
+{
+	struct report_clock clk = { 1000ull * 1000000000, 100000000, 1800000000ull * 1000000000 };
+
+	(void)arg;
+	report_changes(chg_arg, &clk, fmt, out);
+}
+
+/* A behaviour change: when in UTC, the key and process escaped alike in
+ * text and JSON, the features that moved, both centroids in JSON. */
+static void report_changes__one_change__when_who_and_what_moved(void **state)
+{
+	struct changes c;
+	struct change *ch;
+	json_object *o, *arr, *k;
+	char *s;
+
+	(void)state;
+	changes_init(&c);
+	chg_arg = &c;
+	s = render(changes_fn, NULL, REPORT_TEXT);
+	assert_string_equal(s, "0 behaviour changes since the start (the newest 0, newest first)\n");
+	free(s);
+	ch = &c.ring[0];
+	ch->key = (struct wkey){ .domain = DOM_SLAB, .tgid = 4242, .id = 9 };
+	snprintf(ch->name, sizeof(ch->name), "kmalloc-512");
+	snprintf(ch->comm, sizeof(ch->comm), "%s", EVIL_COMM);
+	ch->window = 20;
+	ch->from = 0;
+	ch->to = CLUSTER_NOISE;
+	ch->before[FEAT_LOCALITY] = 0.97;
+	ch->dist = 0.97;
+	c.n = 1;
+	c.found = 1;
+	s = render(changes_fn, NULL, REPORT_TEXT);
+	assert_non_null(strstr(s, "1 behaviour changes since the start (the newest 1"));
+	assert_non_null(strstr(s, "2027-01-15T08:16:42Z  slab kmalloc-512 of pid 4242 (" EVIL_ESC
+			       ") left cluster 0 for noise: loc -0.97 (0.97 to 0.00); distance 0.97\n"));
+	assert_null(strchr(s, '\x1b'));
+	free(s);
+	s = render(changes_fn, NULL, REPORT_JSON);
+	o = parse(s);
+	assert_int_equal(json_object_get_int(get(o, "found")), 1);
+	arr = get(o, "changes");
+	assert_int_equal(json_object_array_length(arr), 1);
+	k = json_object_array_get_idx(arr, 0);
+	assert_string_equal(json_object_get_string(get(k, "key")), "kmalloc-512");
+	assert_string_equal(json_object_get_string(get(k, "comm")), EVIL_ESC);
+	assert_string_equal(json_object_get_string(get(k, "to")), "noise");
+	assert_int_equal(json_object_get_int(get(k, "from")), 0);
+	assert_true(json_object_get_double(get(get(k, "before"), "loc")) == 0.97);
+	assert_true(json_object_get_double(get(get(k, "after"), "loc")) == 0);
+	json_object_put(o);
+	free(s);
+	changes_release(&c);
+}
+
 struct clusters_arg {
 	struct analysis *a;
 	enum cs_label label;
@@ -360,6 +420,7 @@ int main(void)
 		cmocka_unit_test(report_stats__json__round_trips_values),
 		cmocka_unit_test(report_top__non_utf8_comm__escaped_alike_in_text_and_json),
 		cmocka_unit_test(report_anomalies__leak_now__named_escaped_with_cause),
+		cmocka_unit_test(report_changes__one_change__when_who_and_what_moved),
 		cmocka_unit_test(report_clusters__json_and_label_filter__round_trip),
 		cmocka_unit_test(report_vectors__since_and_key__only_those),
 		cmocka_unit_test(report_parse_request__grammar__as_proto_h_says),

@@ -34,6 +34,8 @@ void cli_usage(FILE *out)
 		"  anomalies [INTERVAL [COUNT]]  the keys anomalous now: label, key, process,\n"
 		"                              container, since when, live bytes, reason; every\n"
 		"                              INTERVAL seconds as top does\n"
+		"  changes                     the newest behaviour changes: keys whose vectors\n"
+		"                              left the cluster their recent history lived in\n"
 		"  vectors [--key K] [--since S]  the feature vectors of the clustering history\n"
 		"  export --csv FILE [--since S]  the daemon's newest CSV rows (its --csv columns)\n"
 		"                              into FILE, written whole (temporary file + rename)\n"
