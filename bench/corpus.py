@@ -22,6 +22,9 @@ windows, CSV) and is scored over windows:
              responsible key; keys that share the pattern's objects (the
              dentry of a leaked file) are allowed, not counted either way.
 
+  changes    behaviour changes the daemon logged in the run, of any key
+             (cachescope changes; not scored).
+
 Workloads with no anomaly must have no anomalous vector at all.  The
 output is one table (bench/calibration.md quotes it) and one CSV per
 workload in bench/calibration/corpus-<name>.csv when --keep is given.
@@ -176,9 +179,10 @@ def run(name, keep):
     extra = ["--workload", name[6:]] if name.startswith("kvref-") else []
     # CORPUS_DAEMON_ARGS="--sample 1": the same corpus under other settings
     extra += os.environ.get("CORPUS_DAEMON_ARGS", "").split()
+    log = open(os.path.join(d, "daemon.log"), "w")
     daemon = subprocess.Popen([B + "/cachescoped", "--duration", str(secs), "--csv", out,
                                "--socket", "none", "--top", "0"] + extra,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.DEVNULL, stderr=log, text=True)
     time.sleep(1.5)   # attached (the daemon logs nothing before it traces)
     w = subprocess.Popen(["sh", "-c", cmd.format(d=d) or "true"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
@@ -189,6 +193,10 @@ def run(name, keep):
     if w.poll() is None:
         os.killpg(w.pid, signal.SIGKILL)
         w.wait()
+    log.close()
+    # behaviour changes the daemon told (any key of the host's)
+    with open(os.path.join(d, "daemon.log")) as f:
+        changes = sum(1 for line in f if line.startswith("cachescoped: change: "))
     rows = list(csv.DictReader(open(out)))
     if keep:
         shutil.copy(out, os.path.join(ROOT, "bench", "calibration", "corpus-%s.csv" % name))
@@ -197,7 +205,9 @@ def run(name, keep):
     # daemon, scope "workload"), not every process of the same name
     mine = ((lambda r: r["scope"] == "workload") if extra[:1] == ["--workload"]
             else (lambda r: r["tgid"] != "" and int(r["tgid"]) in tree))
-    return score(rows, label, resp, allowed, grace, mine)
+    s = score(rows, label, resp, allowed, grace, mine)
+    s["changes"] = changes
+    return s
 
 
 def descendants(root):
@@ -285,8 +295,8 @@ def main():
         if a not in CORPUS:
             print("corpus.py: no workload %s (have: %s)" % (a, " ".join(CORPUS)), file=sys.stderr)
             return 2
-    print("| workload | truth | vectors | anomalous | recall | precision | first label | unexpected anomalies |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| workload | truth | vectors | anomalous | recall | precision | first label | unexpected anomalies | changes |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     bad = 0
     for name in args or CORPUS:
         s = run(name, keep)
@@ -296,8 +306,8 @@ def main():
         ok = s["false"] == 0 and (label == "none" or (s["recall"] or 0) >= 0.95)
         bad += not ok
         first = "%.1f s" % s["first_s"] if s["first_s"] is not None else "—"
-        print("| %s | %s | %d | %d | %s | %s | %s | %d %s |" % (name, label, s["vectors"], s["anomalous"],
-              rec, prec, first, s["false"], s["first_false"]), flush=True)
+        print("| %s | %s | %d | %d | %s | %s | %s | %d %s | %d |" % (name, label, s["vectors"], s["anomalous"],
+              rec, prec, first, s["false"], s["first_false"], s["changes"]), flush=True)
     return 1 if bad else 0
 
 

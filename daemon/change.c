@@ -83,10 +83,10 @@ const char *change_line(char *buf, size_t n, const struct change *ch)
 		snprintf(who, sizeof(who), "young processes (%s)", ch->comm);
 	else
 		snprintf(who, sizeof(who), "pid %u (%s)", ch->key.tgid, ch->comm);
-	/* the key left its own history's cluster; among all keys' clusters
+	/* the key left its own history's clusters; among all keys' clusters
 	 * it may have stayed in the one it was in (a big one) */
 	if (ch->from == ch->to)
-		len = (size_t)snprintf(buf, n, "%s %s of %s left its own recent place, within %s:",
+		len = (size_t)snprintf(buf, n, "%s %s of %s left its history's clusters, staying in %s:",
 				       domain_name(ch->key.domain), ch->name, who, from);
 	else
 		len = (size_t)snprintf(buf, n, "%s %s of %s left %s for %s:",
@@ -170,59 +170,69 @@ static void mean(const struct pt *p, size_t n, double *m)
 			m[d] += p[i].v->f.v[d] / n;
 }
 
-/* The share of lab[0..n) equal to id. */
-static double share_of(const int *lab, size_t n, int id)
+/* The key's run p[0..n) (window order): a change, into ch?  Its history
+ * is the run before hist_end, the place it left the history's last
+ * recent_from.. hist_end, its newest span the run from split on.  ids,
+ * tmp: room for n ints; pts, core: for n points and flags. */
+static bool judge(const struct pt *p, size_t n, uint64_t recent_from, uint64_t hist_end,
+		  uint64_t split, double eps, unsigned int min_pts, int *ids, int *tmp,
+		  double *pts, uint8_t *core, struct change *ch)
 {
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++)
-		k += lab[i] == id;
-	return n ? (double)k / n : 0;
-}
-
-/* The key's run p[0..n): a change, into ch?  ids, tmp: room for n ints;
- * pts and lab: room for n points and labels.  eps, min_pts: the daemon's DBSCAN
- * parameters, used again on the key's own vectors. */
-static bool judge(const struct pt *p, size_t n, uint64_t split, double eps,
-		  unsigned int min_pts, int *ids, int *tmp, double *pts, int *lab,
-		  struct change *ch)
-{
-	size_t nb = 0, i;
-	double hs, d2 = 0;
-	int home;
+	size_t nh = 0, nr, na, a0, i, k, novel = 0, first = SIZE_MAX;
+	double d2 = 0;
 	unsigned int d;
+	int *lab = tmp;
 
-	while (nb < n && p[nb].window < split)
-		nb++;
-	if (nb < CHANGE_MIN_BEFORE || n - nb < CHANGE_MIN_AFTER)
+	while (nh < n && p[nh].window < hist_end)
+		nh++;
+	for (a0 = nh; a0 < n && p[a0].window < split; a0++)
+		;
+	na = n - a0;
+	for (nr = 0; nr < nh && p[nh - 1 - nr].window >= recent_from; nr++)
+		;
+	if (nh < CHANGE_MIN_BEFORE || na < CHANGE_MIN_AFTER || !nr)
 		return false;
-	/* cheap first: did the key's mean move at all? */
-	mean(p, nb, ch->before);
-	mean(p + nb, n - nb, ch->after);
+	/* cheap first: did the newest span's mean move from the recent one's? */
+	mean(p + nh - nr, nr, ch->before);
+	mean(p + a0, na, ch->after);
 	for (d = 0; d < FEAT_DIM; d++)
 		d2 += (ch->after[d] - ch->before[d]) * (ch->after[d] - ch->before[d]);
 	ch->dist = sqrt(d2);
 	if (ch->dist < CHANGE_MIN_DIST)
 		return false;
-	/* the key's own vectors clustered as the daemon clusters all of them:
-	 * its home is the cluster most of its before span sat in */
-	for (i = 0; i < n; i++)
+	/* the key's history clustered as the daemon clusters all vectors: a
+	 * newest vector within eps of none of its core points is outside
+	 * every cluster the key lived in */
+	for (i = 0; i < nh; i++)
 		memcpy(pts + i * FEAT_DIM, p[i].v->f.v, sizeof(p[i].v->f.v));
-	if (dbscan_run(pts, n, FEAT_DIM, eps, min_pts, lab, NULL) < 0)
+	if (dbscan_run(pts, nh, FEAT_DIM, eps, min_pts, lab, core) < 0)
 		return false;
-	home = majority_of(lab, nb, ids, &hs);
-	if (home == DBSCAN_NOISE || hs < CHANGE_HOME_SHARE)
-		return false;
-	if (1.0 - share_of(lab + nb, n - nb, home) < CHANGE_NOW_SHARE)
+	for (i = a0; i < n; i++) {
+		const double *x = p[i].v->f.v;
+		bool near = false;
+
+		for (k = 0; k < nh && !near; k++) {
+			double s = 0;
+
+			if (!core[k])
+				continue;
+			for (d = 0; d < FEAT_DIM; d++)
+				s += (x[d] - pts[k * FEAT_DIM + d]) * (x[d] - pts[k * FEAT_DIM + d]);
+			near = s <= eps * eps;
+		}
+		if (!near) {
+			novel++;
+			if (first == SIZE_MAX)
+				first = i;
+		}
+	}
+	if (novel < CHANGE_NOVEL_SHARE * na)
 		return false;
 	ch->key = p[0].key;
 	/* where the spans sit among all keys' clusters, for the reader */
-	ch->from = majority(p, nb, tmp, ids);
-	ch->to = majority(p + nb, n - nb, tmp, ids);
-	/* when: the first vector of the after span away from home */
-	for (i = nb; i < n && lab[i] == home; i++)
-		;
-	ch->window = p[i < n ? i : nb].window;
+	ch->from = majority(p + nh - nr, nr, tmp, ids);
+	ch->to = majority(p + a0, na, tmp, ids);
+	ch->window = p[first].window;
 	snprintf(ch->name, sizeof(ch->name), "%s", p[n - 1].v->name);
 	snprintf(ch->comm, sizeof(ch->comm), "%s", p[n - 1].v->comm);
 	return true;
@@ -231,31 +241,34 @@ static bool judge(const struct pt *p, size_t n, uint64_t split, double eps,
 int changes_scan(struct changes *c, const struct analysis *a, uint64_t now_window,
 		 uint64_t window_ns, void (*fn)(const struct change *ch, void *ctx), void *ctx)
 {
-	uint64_t back = (uint64_t)(CHANGE_BEFORE_S * 1e9 / window_ns);
 	uint64_t after = (uint64_t)(CHANGE_AFTER_S * 1e9 / window_ns);
-	uint64_t from = now_window > back ? now_window - back : 0;
+	uint64_t gap = (uint64_t)(CHANGE_GAP_S * 1e9 / window_ns);
+	uint64_t recent = (uint64_t)(CHANGE_RECENT_S * 1e9 / window_ns);
 	uint64_t split = now_window > after ? now_window - after : 0;
+	uint64_t hist_end = split > gap ? split - gap : 0;
+	uint64_t recent_from = hist_end > recent ? hist_end - recent : 0;
+	/* once told, the key's new place needs min_pts vectors in its history */
+	uint64_t quiet = after + gap + (uint64_t)(1e9 / window_ns);
 	struct pt *p;
 	size_t n = 0, i, j;
-	int found = 0, *ids, *tmp, *lab;
+	int found = 0, *ids, *tmp;
 	double *pts;
+	uint8_t *core;
 
 	if (!a->n)
 		return 0;
 	p = malloc(a->n * sizeof(*p));
 	ids = malloc(a->n * sizeof(*ids));
 	tmp = malloc(a->n * sizeof(*tmp));
-	lab = malloc(a->n * sizeof(*lab));
 	pts = malloc(a->n * FEAT_DIM * sizeof(*pts));
-	if (!p || !ids || !tmp || !lab || !pts) {
+	core = malloc(a->n);
+	if (!p || !ids || !tmp || !pts || !core) {
 		found = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < a->n; i++) {
 		const struct vec_entry *v = &a->v[i];
 
-		if (v->window < from)
-			continue;
 		p[n].key = v->key;
 		p[n].window = v->window;
 		p[n].cluster = v->cluster;
@@ -269,11 +282,11 @@ int changes_scan(struct changes *c, const struct analysis *a, uint64_t now_windo
 		for (j = i + 1; j < n && !wkey_cmp(&p[j].key, &p[i].key); j++)
 			;
 		t = htab_find(&c->told, wkey_hash(&p[i].key), &p[i].key);
-		/* a change told: its new home must have a whole before span */
-		if (t && t->window >= from)
+		if (t && t->window > now_window)
 			continue;
 		memset(&ch, 0, sizeof(ch));
-		if (!judge(p + i, j - i, split, a->eps, a->min_pts, ids, tmp, pts, lab, &ch))
+		if (!judge(p + i, j - i, recent_from, hist_end, split, a->eps, a->min_pts, ids, tmp,
+			   pts, core, &ch))
 			continue;
 		if (!t) {
 			t = calloc(1, sizeof(*t));
@@ -285,7 +298,7 @@ int changes_scan(struct changes *c, const struct analysis *a, uint64_t now_windo
 				continue;
 			}
 		}
-		t->window = now_window;
+		t->window = now_window + quiet;	/* quiet until then */
 		c->ring[(c->head + c->n) % CHANGE_KEEP] = ch;
 		if (c->n < CHANGE_KEEP)
 			c->n++;
@@ -300,7 +313,7 @@ out:
 	free(p);
 	free(ids);
 	free(tmp);
-	free(lab);
 	free(pts);
+	free(core);
 	return found;
 }

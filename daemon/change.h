@@ -2,16 +2,22 @@
 /*
  * Behaviour changes found by clustering, beside the rule labels.  The rules
  * name the patterns they know; a pattern they do not know still shows as a
- * key whose vectors leave the cluster its own recent history lived in.
- * After each clustering run, for every key: its "before" vectors (those
- * of [now - CHANGE_BEFORE_S, now - CHANGE_AFTER_S)) and its "after"
- * vectors (the last CHANGE_AFTER_S).  A change is a key whose before
- * vectors mostly (CHANGE_HOME_SHARE) sat in one cluster, its home, whose
- * after vectors mostly (CHANGE_NOW_SHARE) sit elsewhere (another cluster,
- * or noise), and whose mean vector moved at least CHANGE_MIN_DIST in the
- * scaled feature space (a cluster's id changing under a key that did not
- * move, as DBSCAN merges or splits clusters, is no change).  Each is told
- * once: the key's home is then the new place.
+ * key whose newest vectors leave every cluster its own history lived in.
+ * After each clustering run, for every key: its newest span (the last
+ * CHANGE_AFTER_S), its history (what the analysis holds of it up to
+ * CHANGE_GAP_S before that span: the gap keeps a new place's first vectors
+ * out of the history they are tested against) and the history's recent
+ * part (its last CHANGE_RECENT_S).  A change is a key whose newest span's
+ * mean moved at least CHANGE_MIN_DIST from the recent part's (the cheap
+ * test, first) and whose newest vectors, most of them
+ * (CHANGE_NOVEL_SHARE), are within eps of none of the core points of its
+ * history clustered as the daemon clusters all keys (the same eps and
+ * min_pts): outside every cluster the key lived in, in a new place or
+ * noise.  A key that comes back to a place its history knows (a server
+ * whose threads the scheduler moves between CPUs, back and forth) is no
+ * change; clustering all keys together could not tell, as DBSCAN chains
+ * a host's ordinary keys into one large cluster.  Each change is told
+ * once: the key is quiet until its new place is in its history.
  *
  * Pure: reads the analysis's history, keeps its own per-key state.
  */
@@ -25,12 +31,12 @@
 #include "features.h"
 #include "htab.h"
 
-#define CHANGE_BEFORE_S 12.0	/* the before span starts this far back */
-#define CHANGE_AFTER_S 2.0	/* the after span: the last this many seconds */
-#define CHANGE_MIN_BEFORE 20	/* vectors the before span needs */
-#define CHANGE_MIN_AFTER 10	/* ... and the after span */
-#define CHANGE_HOME_SHARE 0.6
-#define CHANGE_NOW_SHARE 0.8
+#define CHANGE_AFTER_S 2.0	/* the newest span: the last this many seconds */
+#define CHANGE_GAP_S 2.0	/* left out between history and newest span */
+#define CHANGE_RECENT_S 10.0	/* the history's recent part, for the mean test */
+#define CHANGE_MIN_BEFORE 50	/* vectors the history needs */
+#define CHANGE_MIN_AFTER 10	/* ... and the newest span */
+#define CHANGE_NOVEL_SHARE 0.8
 #define CHANGE_MIN_DIST 0.2
 #define CHANGE_KEEP 64		/* events kept for the CLI */
 
@@ -38,14 +44,15 @@ struct change {
 	struct wkey key;
 	char name[64];
 	char comm[16];
-	uint64_t window;	/* the after span's first vector's window */
+	uint64_t window;	/* the newest span's first vector outside its history */
 	int from, to;		/* clusters (CLUSTER_NOISE: noise) */
-	double before[FEAT_DIM], after[FEAT_DIM];	/* the spans' mean vectors */
+	/* mean vectors: of the history's recent part, of the newest span */
+	double before[FEAT_DIM], after[FEAT_DIM];
 	double dist;
 };
 
 struct changes {
-	struct htab told;	/* per key: the window of its last change */
+	struct htab told;	/* per key: quiet until this window (a change told) */
 	struct change ring[CHANGE_KEEP];
 	unsigned int head, n;
 	uint64_t found;		/* events so far */

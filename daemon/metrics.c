@@ -612,7 +612,7 @@ int metrics_render(const struct metrics *m, const struct metrics_detail *det,
 	one_u64(f, "cachescope_anomaly_events_limited_total", "counter",
 		"Anomaly starts and ends not logged: past the log's rate limit", m->anomaly_events_limited);
 	one_u64(f, "cachescope_behaviour_changes_total", "counter",
-		"Keys whose vectors left the cluster their recent history lived in (cachescope changes)",
+		"Keys whose newest vectors left every cluster of their history (cachescope changes)",
 		m->changes);
 	if (det && det->anomalies) {
 		anomalies(f, det->anomalies, false);
