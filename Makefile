@@ -44,7 +44,7 @@ JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
 CS_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -MMD -MP \
 	-I$(OUTPUT) -Ibpf -D_GNU_SOURCE $(JSONC_CFLAGS)
-LDLIBS := -lbpf -lelf -lz -lm -lcap -lmicrohttpd -lyaml -lcrypt $(JSONC_LIBS)
+LDLIBS := -lbpf -ldw -lelf -lz -lm -lcap -lmicrohttpd -lyaml -lcrypt $(JSONC_LIBS)
 # the system include dirs clang would search for the host, so that libbpf's
 # usdt.bpf.h finds <asm/errno.h> (as libbpf-bootstrap does)
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -67,11 +67,11 @@ WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c da
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
-	keeper workload anomaly psi change
+	keeper workload anomaly psi change stacks
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 # tests/run.sh runs these (a test binary built but not run is no test)
 export CS_UNITS := $(UNIT_TESTS)
-HELPERS := fdchurn refault pingpong
+HELPERS := fdchurn refault pingpong leaker
 HELPER_BINS := $(HELPERS:%=$(OUTPUT)/tests/helpers/%)
 INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
 	$(OUTPUT)/tests/test_hardening $(OUTPUT)/tests/test_prometheus $(OUTPUT)/tests/test_plot \
@@ -246,6 +246,8 @@ $(OUTPUT)/tests/test_rowcsv: TEST_LDLIBS := -lz
 $(OUTPUT)/tests/test_summary: $(OUTPUT)/tests/test_summary.o $(OUTPUT)/daemon/summary.o \
 	$(OUTPUT)/daemon/log.o $(CORE_LIB)
 $(OUTPUT)/tests/test_summary: TEST_LDLIBS := $(JSONC_LIBS)
+$(OUTPUT)/tests/test_stacks: $(OUTPUT)/tests/test_stacks.o $(OUTPUT)/daemon/stacks.o $(CORE_LIB)
+$(OUTPUT)/tests/test_stacks: TEST_LDLIBS := -ldw -lelf -lz
 $(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(CORE_LIB)
 $(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(CORE_LIB)

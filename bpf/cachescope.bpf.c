@@ -20,7 +20,8 @@
  * theirs: tunables.bpf.h (first: what the loader sets), core_fixes.bpf.h
  * (where kernels differ, with the commits), record.bpf.h (rings, stage,
  * drop counters, record reserve and submit), task.bpf.h (the filter, key
- * ids, interrupt context), slab.bpf.h, page.bpf.h and probes.bpf.h
+ * ids, interrupt context), slab.bpf.h (with stack.bpf.h, the allocation
+ * stacks of tracked objects), page.bpf.h and probes.bpf.h
  * (kvref's and the CUPTI library's USDT probes).  One object, one skeleton.
  */
 #include "vmlinux.h"
@@ -61,7 +62,7 @@ int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
 	if (shift >= 0) {
 		remember_cache(s);
 		/* typed argument: plain loads, no probe-read helper calls */
-		handle_alloc(call_site, ptr, (__u64)s, s->object_size, s->size, node, 0,
+		handle_alloc(ctx, call_site, ptr, (__u64)s, s->object_size, s->size, node, 0,
 			     true, shift);
 	}
 	run_end(CS_RUN_ALLOC, t0);
@@ -87,7 +88,7 @@ int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	int shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc));
 
 	if (shift >= 0)
-		handle_alloc(call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc,
+		handle_alloc(ctx, call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc,
 			     node, CS_F_KMALLOC, true, shift);
 	run_end(CS_RUN_KMALLOC, t0);
 	return 0;
@@ -350,7 +351,7 @@ int tp_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
 	shift = alloc_track(ptr, (__u32)cache);
 	if (shift < 0)
 		return 0;
-	return handle_alloc(call_site, ptr, cache, req, alloc, node, 0, false, shift);
+	return handle_alloc(ctx, call_site, ptr, cache, req, alloc, node, 0, false, shift);
 }
 
 SEC("tracepoint/kmem/kmem_cache_free")
@@ -371,7 +372,7 @@ int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
 	shift = alloc_track(ptr, (__u32)kmalloc_id(alloc));
 	if (shift < 0)
 		return 0;
-	return handle_alloc(call_site, ptr, kmalloc_id(alloc), req, alloc, node, CS_F_KMALLOC,
+	return handle_alloc(ctx, call_site, ptr, kmalloc_id(alloc), req, alloc, node, CS_F_KMALLOC,
 			    false, shift);
 }
 

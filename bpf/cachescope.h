@@ -313,6 +313,46 @@ struct cs_stats {
 	__u64 evictions;	/* page-cache deletes seen (all processes) */
 	__u64 truncations;	/* deletes by truncate or inode eviction */
 	__u64 no_ring;		/* no ring buffer for this CPU */
+	__u64 stack_sampled;	/* user stacks copied for tracked objects */
+	__u64 stack_limited;	/* not copied: the process's share a second spent */
+	__u64 stack_dropped;	/* not copied: the stack ring was full */
+};
+
+/* A tracked slab object's allocation stack, for the daemon to unwind while
+ * the process is there (stack.bpf.h): the user registers at the system
+ * call, as DWARF numbers them (x86-64: rax rdx rcx rbx rsi rdi rbp rsp
+ * r8-r15, then the return address column, rip), a copy of the user stack
+ * from rsp up, and the kernel's own path.  Taken for the tracked objects
+ * of the keys the daemon names in stack_keys, at most --leak-stacks a
+ * second per process; the object is known by (ptr, ts_ns), as its free
+ * record will name it. */
+#define CS_STACK_BYTES		8192
+#define CS_STACK_CHUNK		512
+#define CS_STACK_REGS		17
+#define CS_STACK_KFRAMES	12
+#define CS_STACK_RING_BYTES	(2u << 20)
+#define CS_STACK_KEYS		256
+
+/* A key of stack_keys: the slab keys whose allocation stacks are taken. */
+struct cs_stack_key {
+	__u64 cache;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct cs_stack {
+	__u64 ts_ns;		/* the object's allocation (its live entry's) */
+	__u64 ptr;
+	__u64 cache;
+	__u32 tgid;		/* the key id the alloc was counted under */
+	__u32 pid;		/* the process (tgid) whose memory this is */
+	__u32 tid;
+	__u32 len;		/* bytes of stack copied, from regs[7] up */
+	__u32 nkframes;
+	__u32 pad;
+	__u64 regs[CS_STACK_REGS];
+	__u64 kframes[CS_STACK_KFRAMES];
+	__u8 data[CS_STACK_BYTES];
 };
 
 /* Value of the live-object map (key: object pointer). */

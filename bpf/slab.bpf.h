@@ -3,6 +3,7 @@
  * The slab programs' logic: an alloc remembers its object in the live map (and
  * reports the unseen free of an address handed out again); a free that finds
  * its object reports lifetime and CPUs to the allocating process.
+ * A tracked object's allocation stack goes to stack.bpf.h's ring.
  * The maps it owns: live, track, cache_info, cache_seen.
  */
 #ifndef CS_SLAB_BPF_H
@@ -11,6 +12,7 @@
 #include "tunables.bpf.h"
 #include "record.bpf.h"
 #include "task.bpf.h"
+#include "stack.bpf.h"
 
 /* Per-CPU LRU lists: an insert takes no global lock.  The capacity is
  * shared out between CPUs' lists; a free on any CPU still finds its entry. */
@@ -176,7 +178,7 @@ static __always_inline int alloc_track(const void *ptr, __u32 cache_lo)
 	return -1;
 }
 
-static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
+static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *ptr,
 					__u64 cache, __u32 bytes_req,
 					__u32 bytes_alloc, int req_node,
 					__u8 flags, bool btf, __u32 shift)
@@ -187,10 +189,10 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 	__u64 key = (__u64)ptr, now;
 	bool replaced = false;
 	struct cs_stats *st;
+	int err = 0;
 	struct cs_event *e;
 	struct cs_rec rec;
 	__u32 *cnt;
-	int err;
 
 	cnt = track_count(addr_hash(key));
 	if (!traced(tgid)) {
@@ -234,6 +236,8 @@ static __always_inline int handle_alloc(__u64 call_site, const void *ptr,
 				__sync_fetch_and_add(cnt, 1);
 		}
 	}
+	if (replaced || !err)
+		stack_take(ctx, key, now, cache, tgid, st);
 	e = event_reserve(st, &rec, cpu);
 	if (!e)
 		return 0;

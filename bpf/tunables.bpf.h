@@ -21,6 +21,8 @@ const volatile bool time_runs = false;	/* run_hist: programs time themselves */
  * by default: probe_uids[0] is 0) */
 const volatile __u32 probe_uids[CS_PROBE_UIDS] = {};
 const volatile __u32 probe_nuids = 1;
+/* allocation stacks taken a second per process (stack.bpf.h); 0: none */
+const volatile __u32 stack_per_s = 0;
 
 /* Slab objects of the caches of a slot are tracked 1 in 2^cache_shift[slot]
  * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS); the daemon's sampler sets it. */

@@ -36,7 +36,7 @@ struct vec_entry {
 };
 
 /* The longest reason the rules give (with its terminating 0). */
-#define VEC_REASON_MAX 384
+#define VEC_REASON_MAX 768
 
 struct cluster_info {
 	int id;

@@ -28,7 +28,7 @@
 #define ANOMALY_RECOVER_NS (10 * 1000000000ull)
 /* anomalies held at once; a key past it is counted, not held */
 #define ANOMALY_MAX 4096
-#define ANOMALY_REASON_MAX 384
+#define ANOMALY_REASON_MAX 768
 
 struct anomaly {
 	struct wkey key;

@@ -76,6 +76,7 @@ enum {
 	OPT_PROBE_USER,
 	OPT_CSV_MAX_MB,
 	OPT_CSV_KEEP,
+	OPT_LEAK_STACKS,
 };
 
 /* parse_opt's "help was printed": ends the parse, args_parse returns 1 */
@@ -92,6 +93,7 @@ static const struct argp_option options[] = {
 	{ "csv", 'o', "FILE", 0, "Write one row per (window, key) to FILE (atomically, at exit)", 0 },
 	{ "csv-max-mb", OPT_CSV_MAX_MB, "MB", 0, "Past MB MiB the --csv file so far is committed and a new one begun: FILE is the newest, FILE.1 the one before... (default 256; 0: no bound)", 0 },
 	{ "csv-keep", OPT_CSV_KEEP, "N", 0, "Keep N older --csv files (FILE.1 ... FILE.N) past the bound and of earlier runs, the oldest removed and counted (default 4, at most 64; 0: a run replaces FILE)", 0 },
+	{ "leak-stacks", OPT_LEAK_STACKS, "N", 0, "Take the user stacks of about N tracked slab allocations a second per process (at most 2N), of the keys whose old objects rise, to name the code behind a leak (default 64; 0: none)", 0 },
 	{ "socket", OPT_SOCKET, "PATH", 0, "Control socket for the cachescope CLI (default " ENV_DEFAULT_SOCKET "; 'none' for none)", 0 },
 	{ "metrics-addr", OPT_METRICS_ADDR, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR numeric, [v6] in brackets; only a port: 127.0.0.1; suggested port 10422; default: no endpoint)", 0 },
 	{ "web-config", OPT_WEB_CONFIG, "FILE", 0, "TLS and users of the metrics endpoint, as the Prometheus exporter toolkit's web config (tls_server_config: cert_file, key_file; basic_auth_users: bcrypt hashes); per-cache figures go to those users only, or without users to root (default: plain HTTP, per-cache figures to root only)", 0 },
@@ -142,6 +144,7 @@ void env_defaults(struct env *env)
 	env->export_mb = 4;
 	env->csv_max_mb = 256;
 	env->csv_keep = 4;
+	env->leak_stacks = 64;
 	env->max_keys = 4096;
 	env->fold_ms = 1000;
 	env->sample_shift = -1;
@@ -200,6 +203,7 @@ static const struct num_opt {
 	NUM_OPT(OPT_EXPORT_MB, "export-mb", 0, 1024, export_mb),
 	NUM_OPT(OPT_CSV_MAX_MB, "csv-max-mb", 0, 1l << 20, csv_max_mb),
 	NUM_OPT(OPT_CSV_KEEP, "csv-keep", 0, CSV_KEEP_MAX, csv_keep),
+	NUM_OPT(OPT_LEAK_STACKS, "leak-stacks", 0, 10000, leak_stacks),
 	NUM_OPT(OPT_MAX_KEYS, "max-keys", 64, 1l << 22, max_keys),
 	NUM_OPT(OPT_FOLD_MS, "fold-ms", 0, 3600000, fold_ms),
 	NUM_OPT(OPT_SAMPLE_BUDGET, "sample-budget", 1000, 100000000, sample_budget),

@@ -55,6 +55,7 @@ struct env {
 	long export_mb;		/* MiB of CSV rows kept for export */
 	long csv_max_mb;	/* --csv's file bound (0: none) */
 	long csv_keep;		/* older --csv files kept past the bound */
+	long leak_stacks;	/* allocation stacks a second per process (0: none) */
 	long max_keys;		/* keys tracked apart at most */
 	long fold_ms;		/* processes younger than this count under their
 				 * command's family; 0: never */

@@ -347,6 +347,21 @@ static void add_site(const struct evidence *e, const struct kview *kview,
 	add(reason, n, ", hot site %s", sym);
 }
 
+/* A leak's code: the allocation stack most of the key's old sampled
+ * objects came from, and the kernel path under it. */
+static void add_stack(const struct evidence *e, const struct kview *kview,
+		      char *reason, size_t n)
+{
+	const struct wrow *row = e->r;
+	struct stack_top top;
+
+	if (!kview || !kview->leak_stack ||
+	    kview->leak_stack(kview->ctx, row->key->tgid, row->key->id, row->age_ns, &top))
+		return;
+	add(reason, n, "; allocated at %s [kernel: %s] (%u of %u sampled old objects)",
+	    top.user, top.kernel[0] ? top.kernel : "?", top.with, top.of);
+}
+
 /* A refault pattern that is thrash by its shape must cost something to be
  * called so: enough bytes a second refaulted over its span, and (page
  * cache, where the kernel has PSI) memory stalls of the process's cgroup
@@ -606,6 +621,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 {
 	const struct wrow *row = e->r;
 	const double *t = r->v;
+	enum cs_label label;
 	double growth, fr;
 	char what[200];
 	bool seen;
@@ -654,7 +670,10 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	}
 	if (kernel_keeps(key, what, e, kview, reason, n))
 		return LABEL_NORMAL;
-	return leak_by_count(t, key, what, growth, fr, seen, e, kview, reason, n);
+	label = leak_by_count(t, key, what, growth, fr, seen, e, kview, reason, n);
+	if (label == LABEL_LEAK)
+		add_stack(e, kview, reason, n);
+	return label;
 }
 
 static enum cs_label classify_host(const struct rules *r, int dom, const char *key,

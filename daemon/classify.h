@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include "features.h"
+#include "stacks.h"
 
 enum cs_label {
 	LABEL_NORMAL,
@@ -130,6 +131,11 @@ struct kview {
 	 * little of the span was sampled */
 	int (*memory_stall)(void *ctx, uint32_t tgid, uint64_t from_ns, uint64_t to_ns,
 			    double *share, char *where, size_t n);
+	/* the allocation stack most of key (tgid, cache)'s sampled live
+	 * objects older than age_ns came from (stacks.h): 0, or -ENOENT
+	 * where none is known; NULL: no stacks (a CSV read back) */
+	int (*leak_stack)(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
+			  struct stack_top *top);
 	void *ctx;
 };
 

@@ -44,6 +44,14 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "history_vectors", c->history_vectors);
 	report_dbl(f, "history_s", c->history_s, 1);
 	report_u64(f, "history_trimmed", c->history_trimmed);
+	report_u64(f, "stacks_taken", c->k.stack_sampled);
+	report_u64(f, "stacks_limited", c->k.stack_limited);
+	report_u64(f, "stacks_ring_full", c->k.stack_dropped);
+	report_u64(f, "stacks_kept", c->stacks.kept);
+	report_u64(f, "stacks_turned_away", c->stacks.turned_away);
+	report_u64(f, "stacks_unwound", c->stacks.unwound);
+	report_u64(f, "stacks_unreadable", c->stacks.unreadable);
+	report_dbl(f, "stacks_unwind_ms", c->stacks.unwind_ns / 1e6, 1);
 	report_u64(f, "csv_rows", c->csv_rows);
 	report_u64(f, "csv_rotations", c->csv_rotations);
 	report_u64(f, "csv_files_dropped", c->csv_files_dropped);
@@ -138,6 +146,13 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	metrics_named_set(&m->control, "busy", c->ctl.busy);
 	metrics_named_set(&m->control, "too_long", c->ctl.too_long);
 	m->scrapes = c->http.served;
+	metrics_named_set(&m->leak_stacks, "taken", c->k.stack_sampled);
+	metrics_named_set(&m->leak_stacks, "limited", c->k.stack_limited);
+	metrics_named_set(&m->leak_stacks, "ring_full", c->k.stack_dropped);
+	metrics_named_set(&m->leak_stacks, "turned_away", c->stacks.turned_away);
+	metrics_named_set(&m->leak_stacks, "unwound", c->stacks.unwound);
+	metrics_named_set(&m->leak_stacks, "unreadable", c->stacks.unreadable);
+	m->leak_stacks_kept = c->stacks.kept;
 	metrics_named_set(&m->http_refused, "client_limit", c->http.client_limit);
 	metrics_named_set(&m->http_refused, "deadline", c->http.deadline);
 	metrics_named_set(&m->http_refused, "host", c->http.bad_host);

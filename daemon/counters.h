@@ -17,6 +17,7 @@
 #include "httpd.h"
 #include "metrics.h"
 #include "rows.h"
+#include "stacks.h"
 #include "window.h"
 
 struct report_fields;
@@ -55,6 +56,8 @@ struct counters {
 	/* the --csv file: rows written, at its bound files committed and the
 	 * oldest removed with their rows */
 	uint64_t csv_rows, csv_rotations, csv_files_dropped, csv_rows_dropped;
+	/* allocation stacks (stacks.h); the programs' part is in k */
+	struct stacks_stats stacks;
 	struct control_stats ctl;
 	struct httpd_stats http;	/* the metrics endpoint */
 };

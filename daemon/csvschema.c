@@ -65,4 +65,5 @@ const struct csv_column csv_schema[CSV_COLS] = {
 	[COL_CGROUP] = { .name = "cgroup" },
 	[COL_CONTAINER] = { .name = "container" },
 	[COL_OWN_REMOTE_FREES] = { .name = "own_remote_frees" },
+	[COL_STACK] = { .name = "stack" },
 };

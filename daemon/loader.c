@@ -7,12 +7,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <linux/magic.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -212,6 +215,7 @@ static int configure(struct loader *ld, const struct env *env)
 	for (i = 0; i < env->nprobe_uids; i++)
 		skel->rodata->probe_uids[i] = env->probe_uids[i];
 	skel->rodata->probe_nuids = env->nprobe_uids;
+	skel->rodata->stack_per_s = env->leak_stacks;
 	if (env->comm[0]) {
 		skel->rodata->filter_comm = true;
 		memcpy((char *)skel->rodata->comm_filter, env->comm, sizeof(env->comm));
@@ -364,6 +368,105 @@ fail:
 	return -errno;
 }
 
+static int stack_sample(void *ctx, void *data, size_t size)
+{
+	struct loader *ld = ctx;
+
+	if (ld->stack_fn)
+		ld->stack_fn(ld->sample_ctx, data, size);
+	return 0;
+}
+
+void loader_on_stacks(struct loader *ld, loader_stack_fn fn)
+{
+	ld->stack_fn = fn;
+}
+
+int loader_want_stacks(struct loader *ld, uint32_t tgid, uint64_t cache, uint64_t until_ns)
+{
+	struct cs_stack_key k = { .cache = cache, .tgid = tgid };
+
+	if (!until_ns) {
+		ld->skel->bss->stack_any = 0;
+		return 0;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(ld->skel->maps.stack_keys), &k, &until_ns, BPF_ANY))
+		return -errno;
+	ld->skel->bss->stack_any = 1;
+	return 0;
+}
+
+/* One line of the stack_maps iterator (nonce, start, end, offset, dev,
+ * inode, then the path's components innermost first after tabs) as
+ * "start end offset path\n" into out; 0 when it is not one of this read's
+ * lines or its path is not the file mapped. */
+static size_t maps_line(char *line, uint64_t nonce, char *out, size_t n)
+{
+	unsigned long long nc, start, end, off, ino;
+	char path[PATH_MAX], *comp[32], *save = NULL, *c;
+	unsigned int dev;
+	size_t len = 0;
+	struct stat st;
+	int at = 0, nc_ = 0, i;
+
+	if (sscanf(line, "%llx %llx %llx %llx %u %llu%n", &nc, &start, &end, &off, &dev, &ino,
+		   &at) < 6 || nc != nonce || line[at] != '\t')
+		return 0;
+	for (c = strtok_r(line + at, "\t", &save); c && nc_ < 32; c = strtok_r(NULL, "\t", &save))
+		comp[nc_++] = c;
+	path[0] = 0;
+	for (i = nc_ - 1; i >= 0 && len + 1 < sizeof(path); i--)
+		len += snprintf(path + len, sizeof(path) - len, "/%s", comp[i]);
+	if (!nc_ || len >= sizeof(path) || stat(path, &st) || st.st_ino != ino ||
+	    st.st_dev != makedev(dev >> 20, dev & 0xfffff))
+		return 0;
+	len = snprintf(out, n, "%llx %llx %llx %s\n", start, end, off, path);
+	return len < n ? len : 0;
+}
+
+ssize_t loader_read_maps(struct loader *ld, uint32_t pid, char *buf, size_t n)
+{
+	struct bpf_link *link = ld->skel ? ld->skel->links.stack_maps : NULL;
+	char raw[64 << 10], *line, *save = NULL;
+	size_t got = 0, out = 0;
+	uint64_t nonce;
+	ssize_t r;
+	int fd;
+
+	if (!link || !n)
+		return -ENOTSUP;
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		return -EIO;
+	ld->skel->bss->maps_tgid = pid;
+	ld->skel->bss->maps_nonce = nonce;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < sizeof(raw) && (r = read(fd, raw + got, sizeof(raw) - 1 - got)) > 0)
+		got += r;
+	raw[got] = 0;
+	close(fd);
+	buf[0] = 0;
+	for (line = strtok_r(raw, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		out += maps_line(line, nonce, buf + out, n - out);
+	return (ssize_t)out;
+}
+
+/* The allocation stacks' ring (one for all CPUs: a few records a second),
+ * the first the consumer reads: an object's stack record is read before
+ * the free record that comes after it (which the stage holds back). */
+static int install_stack_ring(struct loader *ld)
+{
+	int fd = bpf_map__fd(ld->skel->maps.stack_ring);
+
+	ld->rb = ring_buffer__new(fd, stack_sample, ld, NULL);
+	if (!ld->rb) {
+		log_err("cannot open the stack ring: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 static int populate_filters(struct loader *ld, const struct env *env)
 {
 	int fd = bpf_map__fd(ld->skel->maps.tgids), i;
@@ -472,7 +575,9 @@ int loader_start(struct loader *ld, const struct env *env,
 			strerror(-err), last_libbpf_msg[0] ? "; " : "", last_libbpf_msg);
 		goto cleanup;
 	}
-	err = install_rings(ld);
+	err = install_stack_ring(ld);
+	if (!err)
+		err = install_rings(ld);
 	if (!err)
 		err = populate_filters(ld, env);
 	if (err)

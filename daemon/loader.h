@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "../bpf/cachescope.h"
 #include "args.h"
 
@@ -16,6 +17,8 @@ struct ring_buffer;
 
 /* Called for every record; cpu is the ring it came from. */
 typedef int (*loader_sample_fn)(void *ctx, int cpu, const void *data, size_t size);
+/* a record of the allocation stacks' ring (struct cs_stack), ctx sample_fn's */
+typedef void (*loader_stack_fn)(void *ctx, const void *data, size_t size);
 
 #define LOADER_NR_TP 13	/* the last two: --pid-tree only */
 
@@ -32,6 +35,7 @@ struct loader {
 	struct loader_ring *rings;
 	int nr_cpus;
 	loader_sample_fn sample_fn;
+	loader_stack_fn stack_fn;	/* loader_on_stacks, or NULL */
 	void *sample_ctx;
 	bool classic[LOADER_NR_TP];	/* which events use a classic tracepoint */
 	int stats_fd;			/* held while run-time stats are on, or -1 */
@@ -48,6 +52,18 @@ struct loader_prog_stats {
  * line naming the cause and returns -errno on failure. */
 int loader_start(struct loader *ld, const struct env *env,
 		 loader_sample_fn fn, void *ctx);
+/* Hand the allocation stacks' records to fn (with sample_fn's ctx) from
+ * now on; before, they are read and dropped. */
+void loader_on_stacks(struct loader *ld, loader_stack_fn fn);
+/* Take the allocation stacks of key (tgid, cache)'s tracked objects until
+ * until_ns (CLOCK_MONOTONIC); until_ns 0: of no key (the programs skip
+ * the look-up).  0, or -errno. */
+int loader_want_stacks(struct loader *ld, uint32_t tgid, uint64_t cache, uint64_t until_ns);
+/* Process pid's executable file mappings, one "start end offset path" line
+ * each (hex), into buf (n bytes, NUL-terminated) through the stack_maps
+ * iterator: what /proc/PID/maps tells, without the privilege it asks
+ * once the daemon has dropped its own.  Bytes read, or -errno. */
+ssize_t loader_read_maps(struct loader *ld, uint32_t pid, char *buf, size_t n);
 /* Attach the KV-cache programs to the USDT probes of a kvref binary, for
  * every process that runs it.  Returns 0 or -errno (logged). */
 int loader_attach_usdt(struct loader *ld, const char *binary);

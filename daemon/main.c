@@ -53,6 +53,7 @@
 #include "webconfig.h"
 #include "window.h"
 #include "sample.h"
+#include "stacks.h"
 #include "status.h"
 #include "summary.h"
 #include "workload.h"
@@ -95,6 +96,8 @@ struct daemon {
 	char host[256];			/* the CSV's host column (gethostname) */
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
+	struct stacks *stacks;		/* allocation stacks (--leak-stacks), or NULL */
+	uint64_t stacks_until;		/* stacks are taken until then; 0: none */
 	uint64_t last_recluster_ns, last_kstate_ns, last_trim_ns;
 	struct loop loop;		/* every source: rings, signals, timer, socket, kvref */
 	struct control *ctl;
@@ -152,10 +155,57 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		d->gpu_records += e.gpu.count;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
 		sampler_count(&d->smp, cs_shift_slot((uint32_t)e.slab.cache));
+		/* a free, or an alloc that reports the unseen free of the
+		 * object it replaced: that object's stack goes */
+		if (d->stacks && (e.type == CS_EV_SLAB_FREE || (e.flags & CS_F_UNSEEN)))
+			stacks_freed(d->stacks, e.slab.ptr, e.ts_ns - e.slab.lifetime_ns);
 	}
 	if (wtable_apply(d->wt, &e))
 		d->lost_nomem++;
 	return 0;
+}
+
+/* A process's slab key whose old objects still rise, in steps, is a leak
+ * suspect: the stacks of its objects are taken from now on, for
+ * STACKS_WANT_NS past the last window that said so. */
+#define STACKS_WANT_NS (5 * NSEC_PER_SEC)
+
+static void want_stacks(struct daemon *d, const struct wrow *r)
+{
+	const struct wkey *k = r->key;
+	uint64_t until;
+
+	if (!d->stacks || k->domain != DOM_SLAB || k->tgid == CS_TGID_OTHER ||
+	    tgid_is_family(k->tgid) || r->old_rise <= 0 || r->old_steps < 2 ||
+	    r->old_quiet_s >= 1.0)
+		return;
+	until = clock_ns(CLOCK_MONOTONIC) + STACKS_WANT_NS;
+	if (!loader_want_stacks(&d->ld, k->tgid, k->id, until))
+		d->stacks_until = until;
+}
+
+/* no suspect left: the programs skip the look-up again */
+static void stacks_idle(struct daemon *d, uint64_t now)
+{
+	if (d->stacks_until && now > d->stacks_until) {
+		loader_want_stacks(&d->ld, 0, 0, 0);
+		d->stacks_until = 0;
+	}
+}
+
+static ssize_t read_maps(void *ctx, uint32_t pid, char *buf, size_t n)
+{
+	struct daemon *d = ctx;
+
+	return loader_read_maps(&d->ld, pid, buf, n);
+}
+
+static void on_stack(void *ctx, const void *data, size_t size)
+{
+	struct daemon *d = ctx;
+
+	if (d->stacks)
+		stacks_add(d->stacks, data, size);
 }
 
 static void resolve_key(struct acc *a, void *ctx)
@@ -304,6 +354,16 @@ static int kview_site_name(void *ctx, uint64_t addr, char *buf, size_t n)
 	return ksyms_name(d->syms, addr, buf, n);
 }
 
+static int kview_leak_stack(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
+			    struct stack_top *top)
+{
+	struct daemon *d = ctx;
+
+	if (!d->stacks)
+		return -ENOENT;
+	return stacks_top(d->stacks, tgid, cache, clock_ns(CLOCK_MONOTONIC), age_ns, top);
+}
+
 /* ---- output ---- */
 
 static bool is_workload(uint32_t tgid, void *ctx)
@@ -368,6 +428,7 @@ static void on_row(const struct wrow *r, void *ctx)
 		d->page_refaults += r->s->refaults;
 	if (a->key.domain == DOM_KV)
 		d->kv_swap_ins += r->s->kv_swap_ins;
+	want_stacks(d, r);
 	v = analysis_add(&d->an, r, d->env.window_ms * 1000000ull);
 	if (v && v->label < LABEL_COUNT)
 		d->vectors[v->label]++;
@@ -389,6 +450,7 @@ static void on_row(const struct wrow *r, void *ctx)
 				.cg = d->cg,
 				.syms = d->syms,
 				.is_workload = is_workload,
+				.leak_stack = kview_leak_stack,
 				.ctx = d,
 				.window_drops = d->window_drops,
 			   }, r, v);
@@ -460,6 +522,8 @@ static void counters_take(struct daemon *d, struct counters *c)
 		c->csv_files_dropped = cs.files_dropped;
 		c->csv_rows_dropped = cs.rows_dropped;
 	}
+	if (d->stacks)
+		stacks_get_stats(d->stacks, &c->stacks);
 	control_get_stats(d->ctl, &c->ctl);
 	httpd_get_stats(d->http, &c->http);
 }
@@ -715,6 +779,9 @@ static void print_summary(struct daemon *d)
 	s->gpu = d->gpu_lib[0];
 	s->csv = d->csv_done;
 	s->csv_st = d->csv_st;
+	s->stacks = d->stacks != NULL;
+	if (d->stacks)
+		stacks_get_stats(d->stacks, &s->stacks_st);
 	summary_print(s, stdout);
 }
 
@@ -927,6 +994,7 @@ static int setup_rules(struct daemon *d)
 	analysis_init(&d->an, &rules, &p);
 	d->an.kview.cache_growth = kview_cache_growth;
 	d->an.kview.site_name = kview_site_name;
+	d->an.kview.leak_stack = kview_leak_stack;
 	d->an.kview.cache_resolution = kview_cache_resolution;
 	d->an.kview.cache_reclaimable = kview_cache_reclaimable;
 	d->an.kview.file_lru_pages = kview_file_lru;
@@ -951,6 +1019,8 @@ static void setup_kstate(struct daemon *d)
 	d->syms = ksyms_load(NULL);
 	if (!d->syms)
 		log_warn("cannot read kernel symbols from /proc/kallsyms; call sites are shown as addresses");
+	if (d->stacks)
+		stacks_set_ksyms(d->stacks, d->syms);
 	/* what refaults cost: the system's memory stalls, and a cgroup's
 	 * where its processes have one (v2) */
 	{
@@ -1127,6 +1197,7 @@ static void on_tick(struct daemon *d)
 		kstate_sample(d->ks, now);
 	}
 	psi_tick(d, now);
+	stacks_idle(d, now);
 	wtable_close_until(d->wt, now - TICK_SLACK_NS);
 	anomalies_expire(&d->anom, now - TICK_SLACK_NS);
 	if (now - d->last_recluster_ns >= NSEC_PER_SEC) {
@@ -1311,6 +1382,14 @@ static int load_and_attach(struct daemon *d)
 
 	if (err)
 		return err;
+	if (d->env.leak_stacks) {
+		d->stacks = stacks_new(read_maps, d);
+		if (!d->stacks) {
+			log_err("cannot allocate the stack table: out of memory");
+			return -ENOMEM;
+		}
+		loader_on_stacks(&d->ld, on_stack);
+	}
 	d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	sampler_init(&d->smp, d->env.sample_shift, CS_SAMPLE_SHIFT_MAX, d->env.sample_budget,
 		     d->start_ns);
@@ -1474,8 +1553,9 @@ static void release(struct daemon *d)
 	wtable_free(d->wt);
 	cgcache_free(d->cg);
 	kstate_free(d->ks);
-	ksyms_free(d->syms);
 	loader_stop(&d->ld);
+	stacks_free(d->stacks);
+	ksyms_free(d->syms);
 	report_snap_release(&d->snap);
 	csv_free(d->mem_csv);
 	rows_release(&d->rows);

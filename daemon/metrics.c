@@ -674,6 +674,11 @@ int metrics_render(const struct metrics *m, const struct metrics_detail *det,
 	named(f, "cachescope_http_refused_total", "counter",
 	      "Metrics-endpoint connections or requests refused, by reason (client_limit: the client had its share open; deadline: the request took too long; host: Host: named another machine; auth: no or a wrong user; auth_rate: a password check a second)",
 	      "reason", &m->http_refused);
+	named(f, "cachescope_leak_stacks_total", "counter",
+	      "Allocation stacks of leak suspects, by what became of them (taken: copied by the programs; limited: past --leak-stacks a second; ring_full: no room in the stack ring; turned_away: not kept, the key's share or the table full; unwound: named past their first frame; unreadable: the process's files could not be read)",
+	      "result", &m->leak_stacks);
+	one_u64(f, "cachescope_leak_stacks_kept", "gauge",
+		"Sampled live objects held with their allocation stack", m->leak_stacks_kept);
 	if (fclose(f) || !*out) {
 		free(*out);
 		*out = NULL;

@@ -165,6 +165,8 @@ struct metrics {
 	struct metrics_named control;	/* control-socket clients, by result */
 	uint64_t scrapes;		/* /metrics requests answered */
 	struct metrics_named http_refused;	/* connections, requests refused, by reason */
+	struct metrics_named leak_stacks;	/* allocation stacks, by what became of them */
+	uint64_t leak_stacks_kept;		/* objects held with their stack now */
 	int bpf_stats_enabled;		/* kernel.bpf_stats_enabled: 1, 0, or -1 unknown */
 	struct metrics_prog progs[METRICS_MAX_PROGS];
 	unsigned int nprogs;

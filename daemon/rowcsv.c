@@ -51,6 +51,22 @@ static void vector_fields(struct csv *c, const struct vec_entry *v)
 	csv_str(c, v->reason);
 }
 
+/* A slab leak's allocation stack, "user [kernel: path]", else empty. */
+static void leak_stack(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
+		       const struct vec_entry *v)
+{
+	struct stack_top top;
+	char text[sizeof(top.user) + sizeof(top.kernel) + 16];
+
+	if (!v || v->label != LABEL_LEAK || r->key->domain != DOM_SLAB || !x->leak_stack ||
+	    x->leak_stack(x->ctx, r->key->tgid, r->key->id, r->age_ns, &top)) {
+		csv_str(c, "");
+		return;
+	}
+	snprintf(text, sizeof(text), "%s [kernel: %s]", top.user, top.kernel);
+	csv_str(c, text);
+}
+
 void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 		const struct vec_entry *v)
 {
@@ -118,6 +134,7 @@ void rowcsv_row(struct csv *c, const struct rowcsv_ctx *x, const struct wrow *r,
 	csv_str(c, cg ? cg->path : "");
 	csv_str(c, cg ? cg->container : "");
 	csv_u64(c, s->own_remote_frees);
+	leak_stack(c, x, r, v);
 	csv_end_row(c);
 }
 

@@ -17,6 +17,7 @@
 #include "csv.h"
 #include "kstate.h"
 #include "rows.h"
+#include "stacks.h"
 #include "window.h"
 
 struct rowcsv_ctx {
@@ -28,6 +29,9 @@ struct rowcsv_ctx {
 	/* whether tgid is the workload the daemon drives (scope column);
 	 * NULL: none is */
 	bool (*is_workload)(uint32_t tgid, void *ctx);
+	/* a leak row's stack column (kview's leak_stack); NULL: empty */
+	int (*leak_stack)(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
+			  struct stack_top *top);
 	void *ctx;
 	uint64_t window_drops;	/* records dropped in the row's window */
 };

@@ -213,6 +213,16 @@ void summary_print(const struct summary *s, FILE *out)
 		s->recursion_misses, (uint64_t)k->free_unmatched,
 		(uint64_t)(k->live_replaced + k->track_reclaimed), s->live_evictions,
 		s->evicted_evictions, (uint64_t)k->evictions, (uint64_t)k->truncations);
+	if (s->stacks)
+		fprintf(out, "stacks: received=%" PRIu64 " taken=%" PRIu64 " limited=%" PRIu64
+			" ring_full=%" PRIu64 " unwound=%" PRIu64 " unreadable=%" PRIu64
+			" turned_away=%" PRIu64 " freed_first=%" PRIu64 " kept=%" PRIu64
+			" distinct=%" PRIu64
+			" unwind_ms=%.1f\n",
+			s->stacks_st.received, (uint64_t)k->stack_sampled,
+			(uint64_t)k->stack_limited, (uint64_t)k->stack_dropped,
+			s->stacks_st.unwound, s->stacks_st.unreadable, s->stacks_st.turned_away,
+			s->stacks_st.freed_first, s->stacks_st.kept, s->stacks_st.unique, s->stacks_st.unwind_ns / 1e6);
 	fprintf(out, "sampling: %s, 1 in %u slab objects tracked in the busiest caches at the end"
 		" (%u of %u slots of caches thinned), 1 in %u at most, %" PRIu64
 		" changes (budget %ld records/s)\n",

@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "sample.h"
 #include "window.h"
+#include "stacks.h"
 
 /* The keys of the window table, in the table's order (summary_add_key
  * with wtable_foreach). */
@@ -55,6 +56,8 @@ struct summary {
 	uint64_t history_trimmed;
 	bool gpu;			/* a CUPTI library was watched */
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
+	bool stacks;			/* --leak-stacks: stacks_st */
+	struct stacks_stats stacks_st;
 	bool csv;			/* a --csv file was committed: csv_st */
 	struct csv_stats csv_st;
 	/* --bpf-stats: the programs (summary_add_prog with loader_prog_stats;

@@ -91,8 +91,29 @@ static int fake_stall(void *ctx, uint32_t tgid, uint64_t from_ns, uint64_t to_ns
 	return 0;
 }
 
+/* the row's key (a process no stack is known for, unless a test says) */
+static struct wkey row_key;
+
+/* the allocation stack of a key's old objects: known for pid 4242 alone */
+static uint64_t stack_age_asked;
+
+static int fake_stack(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
+		      struct stack_top *top)
+{
+	(void)ctx;
+	(void)cache;
+	stack_age_asked = age_ns;
+	if (tgid != 4242)
+		return -ENOENT;
+	snprintf(top->user, sizeof(top->user), "open64 (libc.so.6) < remember (srv) < main (srv)");
+	snprintf(top->kernel, sizeof(top->kernel), "alloc_empty_file < path_openat");
+	top->with = 5;
+	top->of = 6;
+	return 0;
+}
+
 static const struct kview kview = { fake_growth, fake_res, fake_reclaimable, fake_site,
-				    fake_lru, fake_stall, NULL };
+				    fake_lru, fake_stall, fake_stack, NULL };
 
 static enum cs_label label(int dom, const char *key)
 {
@@ -109,11 +130,8 @@ static int setup(void **state)
 	memset(&slot, 0, sizeof(slot));
 	e.r = &row;
 	row.s = &slot;
-	{
-		static struct wkey key = { .tgid = 77 };
-
-		row.key = &key;
-	}
+	row_key = (struct wkey){ .tgid = 77 };
+	row.key = &row_key;
 	f.raw[FEAT_LOCALITY] = 1.0;
 	f.raw[FEAT_FREQ] = 1000;
 	slot.allocs = 100;
@@ -330,6 +348,12 @@ static void classify__old_objects_never_freed_kernel_agrees__leak(void **state)
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
 	assert_string_equal(kasked, "filp");
 	assert_string_equal(reason, "leak: filp 2640 objects older than 1.0 s, +330/s for 8.0 s (frees/allocs 0.00); cache filp +320/s over 8.0 s, hot site alloc_empty_file+0x4a");
+	/* the code that allocated the old objects, where its stacks are known */
+	row_key.tgid = 4242;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
+	assert_string_equal(reason, "leak: filp 2640 objects older than 1.0 s, +330/s for 8.0 s (frees/allocs 0.00); cache filp +320/s over 8.0 s, hot site alloc_empty_file+0x4a; allocated at open64 (libc.so.6) < remember (srv) < main (srv) [kernel: alloc_empty_file < path_openat] (5 of 6 sampled old objects)");
+	assert_int_equal(stack_age_asked, 1000000000);
+	row_key.tgid = 77;
 	/* never freed for less than 8 s: kfree_rcu may still hold the frees */
 	row.old_rise_s = 6.0;
 	row.old_rise = 1980;

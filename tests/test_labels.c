@@ -222,6 +222,43 @@ static void labels__leak_amid_churn__leak_within_3_s(void **state)
 	expect_no_anomalies(&t, pid, 0, leaking);
 }
 
+/* A leak from one function of a program built as the distributions build
+ * theirs (-O2, no frame pointers): each leak row's stack names it and its
+ * caller (found by the call-frame information, not by frame pointers, which
+ * would skip it), over the kernel path that allocated, in the reason too. */
+static void labels__leak_from_known_function__stack_names_it(void **state)
+{
+	struct daemon d;
+	struct table t;
+	char out[256];
+	int r, leaks = 0, named = 0;
+	long pid;
+
+	need_root(state);
+	/* 1000 eventfds a second closed again, 50 kept by remember_client() */
+	pid = run_beside(&d, "label-stack", 9, NULL, &t, out, sizeof(out),
+			 "%s/tests/helpers/leaker 7 50", build);
+	for (r = 0; r < t.nrows; r++) {
+		const char *stack = cell(&t, r, "stack");
+
+		if (strcmp(cell(&t, r, "key"), "filp") || atol(cell(&t, r, "tgid")) != pid ||
+		    strcmp(cell(&t, r, "label"), "leak"))
+			continue;
+		leaks++;
+		if (strstr(stack, "remember_client (leaker) < main (leaker)") &&
+		    !strstr(stack, "handle_request") && strstr(stack, "[kernel: ") &&
+		    strstr(cell(&t, r, "reason"), "; allocated at "))
+			named++;
+		else
+			print_message("leak row without the stack: %s | %s\n", stack,
+				      cell(&t, r, "reason"));
+	}
+	if (leaks < 5 || named < leaks * 3 / 4)
+		fail_msg("%d filp rows of leaker labelled leak, %d name remember_client", leaks, named);
+	/* what the daemon took and kept of the stacks */
+	assert_true(count_in_file(d.out, "stacks: received=") == 1);
+}
+
 /* stress-ng's UDP stressor: the receive path frees skbs through the per-CPU
  * skb cache, which no tracepoint reports; the allocs that reuse their
  * addresses account for them, so nothing looks leaked. */
@@ -467,6 +504,7 @@ int main(void)
 		cmocka_unit_test(labels__fd_leak__leak_on_filp_and_dentry),
 		cmocka_unit_test(labels__reread_after_own_drop__no_stall_not_thrash),
 		cmocka_unit_test(labels__leak_amid_churn__leak_within_3_s),
+		cmocka_unit_test(labels__leak_from_known_function__stack_names_it),
 		cmocka_unit_test(labels__udp_loopback_stress_ng__no_leak_frees_reconciled),
 		cmocka_unit_test(labels__cold_reread_once__normal_cyclic_under_memcg__thrash),
 		cmocka_unit_test(labels__nginx_under_wrk__nothing_anomalous),

@@ -2,6 +2,7 @@
 /* Unit tests of the daemon's CSV rows (daemon/rowcsv.c): the header, and
  * rows with and without a vector compared with the exact text. */
 #include <stdarg.h>
+#include <errno.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -83,12 +84,25 @@ static void rowcsv_header__columns__in_order(void **state)
 	csv_free(c);
 	assert_int_equal(g.rows, 1);
 	assert_int_equal(fields(g.text), rowcsv_columns());
-	assert_int_equal(rowcsv_columns(), 60);
+	assert_int_equal(rowcsv_columns(), 61);
 	assert_true(!strncmp(g.text, "ts,window,window_ms,domain,key,file,tgid,comm,scope,", 52));
 	assert_non_null(strstr(g.text, ",refault_dist_p50,ops_per_s,f_freq,f_hot,f_entropy,"
 				      "f_locality,f_numa,growth_per_s,grew_windows,free_ratio,"
 				      "refault_share,cluster,label,reason,gpu_kernels,"));
-	assert_non_null(strstr(g.text, ",window_drops,sample,host,cgroup,container,own_remote_frees\n"));
+	assert_non_null(strstr(g.text, ",window_drops,sample,host,cgroup,container,own_remote_frees,stack\n"));
+}
+
+/* the allocation stack of a leak key of process 4242 */
+static int stack_4242(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
+		      struct stack_top *top)
+{
+	(void)ctx;
+	if (tgid != 4242 || cache != 7 || age_ns != 1500 * 1000000ull)
+		return -ENOENT;
+	snprintf(top->user, sizeof(top->user), "f (a) < main (a)");
+	snprintf(top->kernel, sizeof(top->kernel), "k1 < k2");
+	top->with = top->of = 1;
+	return 0;
 }
 
 static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
@@ -162,7 +176,8 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 	c = mem_csv(&g);
 	rowcsv_row(c, &(struct rowcsv_ctx){ .real_off_ns = 1000 * NSEC_PER_SEC, .window_ms = 100,
 					    .host = "h1", .cg = cg, .syms = ks,
-					    .is_workload = workload_4242, .window_drops = 9 },
+					    .is_workload = workload_4242, .leak_stack = stack_4242,
+					    .window_drops = 9 },
 		   &r, &v);
 	csv_free(c);
 	assert_int_equal(g.rows, 1);
@@ -172,7 +187,8 @@ static void rowcsv_row__slab_row_with_vector__exact_line(void **state)
 		"170.0,0.1000,0.2000,0.3000,0.4000,0.5000,30.0,4,0.7000,0.0000,3,leak,"
 		"\"grows, never freed\","
 		"0,0,0,0,0,0,0,1,0,2,1500,alloc_empty_file+0x10,process,9,8,h1,"
-		"/system.slice/docker-" ID64 ".scope," ID64 ",1\n");
+		"/system.slice/docker-" ID64 ".scope," ID64 ",1,"
+		"f (a) < main (a) [kernel: k1 < k2]\n");
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
@@ -212,7 +228,7 @@ static void rowcsv_row__family_page_row_without_vector__empty_vector_fields(void
 		"0.300,3,100,page,1:99,/var/log/x.log,,sh,system,"
 		"0,0,0,0,0,0,0,0,0,0,0,0.0000,0.0000,0.0000,4,2,1,1,64,"
 		",,,,,,,,,,,,,"
-		"0,0,0,0,0,0,0,0,0,0,0,,family,0,1,,,,0\n");
+		"0,0,0,0,0,0,0,0,0,0,0,,family,0,1,,,,0,\n");
 	assert_int_equal(fields(g.text), rowcsv_columns());
 }
 

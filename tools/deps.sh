@@ -8,7 +8,8 @@
 # compiler), libbpf, bpftool (the skeleton), libelf, zlib, libcap,
 # systemtap-sdt-dev (kvref's USDT probes), libmicrohttpd (--metrics-addr)
 # json-c (the JSON answers of the daemon and the CLI), libyaml and
-# libcrypt (--web-config: its YAML, its bcrypt hashes).
+# libcrypt (--web-config: its YAML, its bcrypt hashes), libdw (elfutils:
+# unwinding and naming the allocation stacks of leaks).
 # test (make test): what only the tests need -- cmocka; the software the
 # label tests run as traffic (stress-ng, nginx-light, wrk); curl and
 # prometheus (promtool and a server), prometheus-alertmanager and openssl
@@ -26,7 +27,7 @@ set -eu
 
 BUILD="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev
 systemtap-sdt-dev pkg-config libc6-dev libmicrohttpd-dev libjson-c-dev libyaml-dev
-libcrypt-dev"
+libcrypt-dev libdw-dev"
 TEST="libcmocka-dev stress-ng nginx-light wrk curl openssl prometheus prometheus-alertmanager
 clickhouse-server clickhouse-client jq util-linux chromium libxml2-utils python3-pil systemd mandoc
 groff-base python3"

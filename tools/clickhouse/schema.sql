@@ -77,7 +77,8 @@ CREATE TABLE IF NOT EXISTS cachescope.rows
     host String,
     cgroup String,
     container String,
-    own_remote_frees UInt64
+    own_remote_frees UInt64,
+    stack String                 -- slab leak rows: the code that allocated the old objects
 )
 ENGINE = MergeTree()
 PARTITION BY toYYYYMMDD(toDateTime(toUInt32(ts)))
