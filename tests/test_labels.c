@@ -197,13 +197,20 @@ static double first_label_after(const struct table *t, const char *key, long tgi
 	return -1;
 }
 
-/* 1000 eventfds a second, 60 of them kept: the shape of a server leaking
- * amid balanced work; called within 3 s of its start (the rules' old
- * objects are 0.5 s old and must rise for 1.5 s where frees are seen). */
-static void labels__leak_amid_churn__leak_within_3_s(void **state)
+/* A server loop that opens 1000 eventfds a second and closes them again,
+ * and keeps one more in 60 of its 100 requests a second, from one known
+ * function (tests/helpers/leaker.c): the shape of a server leaking amid
+ * balanced work, called within 3 s of its start (the rules' old objects
+ * are 0.5 s old and must rise for 1.5 s where frees are seen).  Built as
+ * the distributions build (-O2, no frame pointers), its leak rows name the
+ * leaking function and its caller (found by the call-frame information:
+ * a frame-pointer walk would skip it), over the kernel path, in the
+ * reason and the stack column. */
+static void labels__leak_amid_churn__leak_within_3_s_stack_named(void **state)
 {
 	static const char *const leaking[] = { "filp", "dentry", "lsm_file_cache",
 					       "kmalloc-*", NULL };
+	int r, leaks = 0, named = 0;
 	struct daemon d;
 	struct table t;
 	char out[256];
@@ -211,33 +218,14 @@ static void labels__leak_amid_churn__leak_within_3_s(void **state)
 	long pid;
 
 	need_root(state);
-	/* 1000 eventfds/s, 94 % closed again, 6 % kept: frees/allocs 0.94 */
 	pid = run_beside(&d, "label-churn-leak", 10, NULL, &t, out, sizeof(out),
-			 "%s/tests/helpers/fdchurn 100 80 --keep 6 --period-ms 100", build);
+			 "%s/tests/helpers/leaker 8 60", build);
 	after = first_label_after(&t, "filp", pid, "leak");
 	if (after < 0 || after > 3.0)
 		fail_msg("filp of a 6%% leak amid churn labelled leak after %.1f s (want <= 3 s)", after);
 	assert_true(rows_labelled(&t, "filp", pid, "leak") >= 10);
 	assert_true(sum(&t, "filp", pid, "frees") >= 5000);
 	expect_no_anomalies(&t, pid, 0, leaking);
-}
-
-/* A leak from one function of a program built as the distributions build
- * theirs (-O2, no frame pointers): each leak row's stack names it and its
- * caller (found by the call-frame information, not by frame pointers, which
- * would skip it), over the kernel path that allocated, in the reason too. */
-static void labels__leak_from_known_function__stack_names_it(void **state)
-{
-	struct daemon d;
-	struct table t;
-	char out[256];
-	int r, leaks = 0, named = 0;
-	long pid;
-
-	need_root(state);
-	/* 1000 eventfds a second closed again, 50 kept by remember_client() */
-	pid = run_beside(&d, "label-stack", 9, NULL, &t, out, sizeof(out),
-			 "%s/tests/helpers/leaker 7 50", build);
 	for (r = 0; r < t.nrows; r++) {
 		const char *stack = cell(&t, r, "stack");
 
@@ -249,14 +237,13 @@ static void labels__leak_from_known_function__stack_names_it(void **state)
 		    !strstr(stack, "handle_request") && strstr(stack, "[kernel: ") &&
 		    strstr(cell(&t, r, "reason"), "; allocated at "))
 			named++;
-		else
-			print_message("leak row without the stack: %s | %s\n", stack,
-				      cell(&t, r, "reason"));
+		else if (stack[0])
+			print_message("leak row with another stack: %s\n", stack);
 	}
-	if (leaks < 5 || named < leaks * 3 / 4)
+	/* the first leak rows may come before any sampled object is old */
+	if (named < leaks * 3 / 4)
 		fail_msg("%d filp rows of leaker labelled leak, %d name remember_client", leaks, named);
-	/* what the daemon took and kept of the stacks */
-	assert_true(count_in_file(d.out, "stacks: received=") == 1);
+	assert_int_equal(count_in_file(d.out, "stacks: received="), 1);
 }
 
 /* stress-ng's UDP stressor: the receive path frees skbs through the per-CPU
@@ -503,8 +490,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(labels__fd_leak__leak_on_filp_and_dentry),
 		cmocka_unit_test(labels__reread_after_own_drop__no_stall_not_thrash),
-		cmocka_unit_test(labels__leak_amid_churn__leak_within_3_s),
-		cmocka_unit_test(labels__leak_from_known_function__stack_names_it),
+		cmocka_unit_test(labels__leak_amid_churn__leak_within_3_s_stack_named),
 		cmocka_unit_test(labels__udp_loopback_stress_ng__no_leak_frees_reconciled),
 		cmocka_unit_test(labels__cold_reread_once__normal_cyclic_under_memcg__thrash),
 		cmocka_unit_test(labels__nginx_under_wrk__nothing_anomalous),

@@ -5,9 +5,10 @@
  *
  *   leaker SECONDS [KEEP_PER_S]
  *
- * Every 10 ms it serves a request: handle_request() opens and closes 10
- * eventfds (balanced churn), and remember_client() opens one more that it
- * never closes, KEEP_PER_S a second in all (default 50).  Both are
+ * Every 10 ms (on the clock: 100 requests a second) it serves a request:
+ * handle_request() opens and closes 10 eventfds (1000 balanced opens a
+ * second), and remember_client() opens one more that it never closes, for
+ * KEEP_PER_S of the 100 requests a second (default 50), spread.  Both are
  * compiled as the distributions compile (-O2, no frame pointers), so only
  * the call-frame information finds remember_client's caller.  Prints
  * "pid PID" first.
@@ -48,7 +49,7 @@ __attribute__((noinline)) int handle_request(void)
 int main(int argc, char **argv)
 {
 	long secs, keep_per_s = 50, tick = 0;
-	struct timespec end, now;
+	struct timespec end, now, next;
 	struct rlimit rl;
 
 	if (argc < 2 || (secs = atol(argv[1])) <= 0) {
@@ -66,6 +67,7 @@ int main(int argc, char **argv)
 	printf("pid %d\n", getpid());
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &end);
+	next = end;
 	end.tv_sec += secs;
 	do {
 		if (handle_request() < 0) {
@@ -79,7 +81,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		tick++;
-		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		next.tv_nsec += 10000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 	printf("kept %ld\n", kept);
