@@ -67,7 +67,7 @@ WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c da
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
-	keeper workload anomaly psi change stacks
+	keeper workload anomaly psi change stacks pyoffsets
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 # tests/run.sh runs these (a test binary built but not run is no test)
 export CS_UNITS := $(UNIT_TESTS)
@@ -248,6 +248,11 @@ $(OUTPUT)/tests/test_summary: $(OUTPUT)/tests/test_summary.o $(OUTPUT)/daemon/su
 $(OUTPUT)/tests/test_summary: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_stacks: $(OUTPUT)/tests/test_stacks.o $(OUTPUT)/daemon/stacks.o $(CORE_LIB)
 $(OUTPUT)/tests/test_stacks: TEST_LDLIBS := -ldw -lelf -lz
+# CPython 3.11's own headers (python3.11-dev), for the layout the BPF
+# programs read of a Python process
+$(OUTPUT)/tests/test_pyoffsets: $(OUTPUT)/tests/test_pyoffsets.o
+$(OUTPUT)/tests/test_pyoffsets.o: CS_CFLAGS += -I/usr/include/python3.11 -Wno-unused-parameter \
+	-Wno-missing-field-initializers
 $(OUTPUT)/tests/test_cli: $(OUTPUT)/tests/test_cli.o $(OUTPUT)/tools/cli.o $(CORE_LIB)
 $(OUTPUT)/tests/test_cli: TEST_LDLIBS := $(JSONC_LIBS)
 $(OUTPUT)/tests/test_cgroup: $(OUTPUT)/tests/test_cgroup.o $(CORE_LIB)

@@ -340,6 +340,36 @@ struct cs_stack_key {
 	__u32 pad;
 };
 
+/* CPython 3.11's frames (x86-64), as the interpreter keeps them: read by
+ * stack.bpf.h in a Python process the daemon registered (py_procs, the
+ * address of its _PyRuntime), from the thread's state down its frame
+ * chain.  The offsets are 3.11's (Include/internal/pycore_*.h, checked
+ * against the headers by tests/test_pyoffsets.c); the daemon registers a
+ * process only when its interpreter's Py_Version says 3.11. */
+#define CS_PY_FRAMES		4
+#define CS_PY_THREADS		64	/* threads searched for the current one */
+#define CS_PY_RT_INTERP_HEAD	40	/* _PyRuntimeState.interpreters.head */
+#define CS_PY_IS_THREADS_HEAD	16	/* PyInterpreterState.threads.head */
+#define CS_PY_TS_NEXT		8	/* PyThreadState.next */
+#define CS_PY_TS_CFRAME		56	/* PyThreadState.cframe */
+#define CS_PY_TS_NATIVE_ID	160	/* PyThreadState.native_thread_id */
+#define CS_PY_CF_CURRENT	8	/* _PyCFrame.current_frame */
+#define CS_PY_IF_CODE		32	/* _PyInterpreterFrame.f_code */
+#define CS_PY_IF_PREVIOUS	48	/* _PyInterpreterFrame.previous */
+#define CS_PY_CO_FIRSTLINENO	72	/* PyCodeObject.co_firstlineno */
+#define CS_PY_CO_FILENAME	112	/* PyCodeObject.co_filename */
+#define CS_PY_CO_QUALNAME	128	/* PyCodeObject.co_qualname */
+#define CS_PY_STR_LENGTH	16	/* PyASCIIObject.length */
+#define CS_PY_STR_STATE		32	/* PyASCIIObject.state (bit 6: ascii, bit 5: compact) */
+#define CS_PY_STR_ASCII_DATA	48	/* sizeof(PyASCIIObject): a compact ASCII string's text */
+
+struct cs_py_frame {
+	char name[40];		/* co_qualname ("" where not ASCII) */
+	char file[48];		/* co_filename's last 47 characters */
+	__u32 line;		/* co_firstlineno: the def line */
+	__u32 pad;
+};
+
 struct cs_stack {
 	__u64 ts_ns;		/* the object's allocation (its live entry's) */
 	__u64 ptr;
@@ -349,9 +379,10 @@ struct cs_stack {
 	__u32 tid;
 	__u32 len;		/* bytes of stack copied, from regs[7] up */
 	__u32 nkframes;
-	__u32 pad;
+	__u32 npy;		/* Python frames, innermost first */
 	__u64 regs[CS_STACK_REGS];
 	__u64 kframes[CS_STACK_KFRAMES];
+	struct cs_py_frame py[CS_PY_FRAMES];
 	__u8 data[CS_STACK_BYTES];
 };
 

@@ -23,7 +23,10 @@
  * iterator stack_maps tells it a process's executable mappings instead
  * (the file, its address and offset), for the process it names in
  * maps_tgid.
- * The maps it owns: stack_ring, stack_rate, stack_keys.
+ * In a Python process the daemon registered (py_procs), the innermost
+ * frames of the interpreter's own stack are read too (py_frames): the
+ * native stack of a Python program names the interpreter's loop alone.
+ * The maps it owns: stack_ring, stack_rate, stack_keys, py_procs.
  */
 #ifndef CS_STACK_BPF_H
 #define CS_STACK_BPF_H
@@ -60,6 +63,15 @@ struct {
 	__type(value, __u64);
 } stack_keys SEC(".maps");
 
+/* Python processes: pid -> the address of its interpreter's _PyRuntime
+ * (CPython 3.11), registered by the daemon */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_procs SEC(".maps");
+
 /* whether stack_keys has any entry: the daemon keeps it */
 __u32 stack_any = 0;
 
@@ -93,6 +105,67 @@ static __always_inline bool stack_turn(__u32 pid, __u64 now, struct cs_stats *st
 	}
 	r->taken++;
 	return true;
+}
+
+static __always_inline __u64 user_u64(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* A str's text into buf: its last n - 1 characters (the end of a path
+ * says the most), "" unless it is compact ASCII. */
+static __always_inline void py_str(__u64 obj, char *buf, __u32 n)
+{
+	__u64 len = user_u64(obj + CS_PY_STR_LENGTH), from = 0;
+	__u32 state = 0;
+
+	buf[0] = 0;
+	if (!obj || bpf_probe_read_user(&state, sizeof(state), (void *)(obj + CS_PY_STR_STATE)) ||
+	    (state & 0x60) != 0x60)
+		return;
+	if (len > n - 1)
+		from = len - (n - 1);
+	bpf_probe_read_user_str(buf, n, (void *)(obj + CS_PY_STR_ASCII_DATA + from));
+}
+
+/* The current thread's innermost Python frames, where the process is a
+ * registered Python 3.11: its thread state found by native thread id in
+ * the first interpreter's list, then down the frame chain. */
+static __always_inline void py_frames(struct cs_stack *s, __u32 pid, __u32 tid)
+{
+	__u64 *rt = bpf_map_lookup_elem(&py_procs, &pid), ts, frame, code;
+	__u32 i, n = 0;
+
+	s->npy = 0;
+	if (!rt)
+		return;
+	ts = user_u64(user_u64(*rt + CS_PY_RT_INTERP_HEAD) + CS_PY_IS_THREADS_HEAD);
+	for (i = 0; i < CS_PY_THREADS && ts; i++) {
+		if ((__u32)user_u64(ts + CS_PY_TS_NATIVE_ID) == tid)
+			break;
+		ts = user_u64(ts + CS_PY_TS_NEXT);
+	}
+	if (!ts || i == CS_PY_THREADS)
+		return;
+	frame = user_u64(user_u64(ts + CS_PY_TS_CFRAME) + CS_PY_CF_CURRENT);
+	for (i = 0; i < CS_PY_FRAMES && frame; i++) {
+		struct cs_py_frame *f = &s->py[i];
+
+		code = user_u64(frame + CS_PY_IF_CODE);
+		if (!code)
+			break;
+		py_str(user_u64(code + CS_PY_CO_QUALNAME), f->name, sizeof(f->name));
+		py_str(user_u64(code + CS_PY_CO_FILENAME), f->file, sizeof(f->file));
+		f->line = 0;
+		bpf_probe_read_user(&f->line, sizeof(f->line), (void *)(code + CS_PY_CO_FIRSTLINENO));
+		f->pad = 0;
+		n++;
+		frame = user_u64(frame + CS_PY_IF_PREVIOUS);
+	}
+	s->npy = n;
 }
 
 /* The allocation stack of the object at ptr, allocated at now and counted
@@ -132,7 +205,7 @@ static __always_inline void stack_take(void *ctx, __u64 ptr, __u64 now, __u64 ca
 	s->tgid = tgid;
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
-	s->pad = 0;
+	py_frames(s, s->pid, s->tid);
 	/* DWARF's x86-64 register numbers */
 	s->regs[0] = BPF_CORE_READ(regs, ax);
 	s->regs[1] = BPF_CORE_READ(regs, dx);

@@ -294,19 +294,6 @@ static const struct {
 };
 
 /* Append printf text to reason. */
-static void add(char *reason, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(char *reason, size_t n, const char *fmt, ...)
-{
-	size_t len = strlen(reason);
-	va_list ap;
-
-	if (len + 1 >= n)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(reason + len, n - len, fmt, ap);
-	va_end(ap);
-}
-
 /* Frees no tracepoint saw, in % of the window's allocs. */
 /* The objects each tracked one stood for (1 where every object is): a
  * minimum count of objects in a rule is a count of tracked ones, so that
@@ -344,7 +331,7 @@ static void add_site(const struct evidence *e, const struct kview *kview,
 	if (!row->top_site || !kview || !kview->site_name)
 		return;
 	kview->site_name(kview->ctx, row->top_site, sym, sizeof(sym));
-	add(reason, n, ", hot site %s", sym);
+	str_append(reason, n, ", hot site %s", sym);
 }
 
 /* A leak's code: the allocation stack most of the key's old sampled
@@ -358,7 +345,7 @@ static void add_stack(const struct evidence *e, const struct kview *kview,
 	if (!kview || !kview->leak_stack ||
 	    kview->leak_stack(kview->ctx, row->key->tgid, row->key->id, row->age_ns, &top))
 		return;
-	add(reason, n, "; allocated at %s [kernel: %s] (%u of %u sampled old objects)",
+	str_append(reason, n, "; allocated at %s [kernel: %s] (%u of %u sampled old objects)",
 	    top.user, top.kernel[0] ? top.kernel : "?", top.with, top.of);
 }
 
@@ -405,11 +392,11 @@ static enum cs_label thrash_cost(const struct rules *r, int dom, const char *key
 		 row->refault_span_s, kib_s / 1024, 100 * repeat,
 		 (unsigned long long)row->refault_dist_p50);
 	if (near)
-		add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
+		str_append(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
 	if (!serr)
-		add(reason, n, "; memory stall %.1f%% of the time (%s)", 100 * stall, where);
+		str_append(reason, n, "; memory stall %.1f%% of the time (%s)", 100 * stall, where);
 	else if (dom == DOM_PAGE)
-		add(reason, n, "; no memory stall figure (%s)",
+		str_append(reason, n, "; no memory stall figure (%s)",
 		    serr == -ENOTSUP ? "no PSI in this kernel or view" : "too little sampled yet");
 	return LABEL_THRASH;
 }
@@ -474,8 +461,8 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 			 (unsigned long long)row->recent_refault_pages, row->refault_span_s, 100 * repeat,
 			 (unsigned long long)row->refault_dist_p50);
 	if (lru)
-		add(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
-	add(reason, n, ")");
+		str_append(reason, n, " of %llu file LRU pages", (unsigned long long)lru);
+	str_append(reason, n, ")");
 	return LABEL_NORMAL;
 }
 
@@ -574,7 +561,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
 		if (s->unseen_frees)
-			add(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
+			str_append(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
 		return LABEL_NORMAL;
 	}
 	/* unconfirmed, and frees may have been lost to full rings */
@@ -596,14 +583,14 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	}
 	snprintf(reason, n, "leak: %s %s", key, what);
 	if (coarse)
-		add(reason, n, "; cache %s %+.0f/s over %.1f s, too coarse to see %lld objects (slabs hide %ld)",
+		str_append(reason, n, "; cache %s %+.0f/s over %.1f s, too coarse to see %lld objects (slabs hide %ld)",
 		    key, kgrowth, got, (long long)row->old_rise, res);
 	else if (!err)
-		add(reason, n, "; cache %s %+.0f/s over %.1f s", key, kgrowth, got);
+		str_append(reason, n, "; cache %s %+.0f/s over %.1f s", key, kgrowth, got);
 	else
-		add(reason, n, "; no kernel count of this cache to check");
+		str_append(reason, n, "; no kernel count of this cache to check");
 	if (s->unseen_frees)
-		add(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
+		str_append(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
 	add_site(e, kview, reason, n);
 	return LABEL_LEAK;
 }
@@ -724,7 +711,7 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 			 row->recent_windows, 100 * row->recent_own_share,
 			 100 * row->same_size_share, life);
 		if (s->unseen_frees)
-			add(reason, n, "; %llu frees unseen (CPU unknown)",
+			str_append(reason, n, "; %llu frees unseen (CPU unknown)",
 			    (unsigned long long)s->unseen_frees);
 		add_site(e, kview, reason, n);
 		return LABEL_FALSE_SHARING;
@@ -737,9 +724,9 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	snprintf(reason, n, "normal: %s %.0f ops/s, locality %.2f, live %+.0f/s, median lifetime %s",
 		 key, f->raw[FEAT_FREQ], locality, row->growth_per_s, life);
 	if (s->unseen_frees)
-		add(reason, n, ", %llu unseen frees", (unsigned long long)s->unseen_frees);
+		str_append(reason, n, ", %llu unseen frees", (unsigned long long)s->unseen_frees);
 	if (handoff)
-		add(reason, n, "; %.0f%% freed on other CPUs over its last %u windows, %.0f%% of those by its own threads (the rest by other processes: I/O between programs)",
+		str_append(reason, n, "; %.0f%% freed on other CPUs over its last %u windows, %.0f%% of those by its own threads (the rest by other processes: I/O between programs)",
 		    100 * (1 - row->recent_locality), row->recent_windows, 100 * row->recent_own_share);
 	return LABEL_NORMAL;
 }

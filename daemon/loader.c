@@ -382,6 +382,15 @@ void loader_on_stacks(struct loader *ld, loader_stack_fn fn)
 	ld->stack_fn = fn;
 }
 
+int loader_py_register(struct loader *ld, uint32_t pid, uint64_t runtime)
+{
+	int fd = bpf_map__fd(ld->skel->maps.py_procs);
+
+	if (!runtime)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, &runtime, BPF_ANY) ? -errno : 0;
+}
+
 int loader_want_stacks(struct loader *ld, uint32_t tgid, uint64_t cache, uint64_t until_ns)
 {
 	struct cs_stack_key k = { .cache = cache, .tgid = tgid };

@@ -59,6 +59,9 @@ void loader_on_stacks(struct loader *ld, loader_stack_fn fn);
  * until_ns (CLOCK_MONOTONIC); until_ns 0: of no key (the programs skip
  * the look-up).  0, or -errno. */
 int loader_want_stacks(struct loader *ld, uint32_t tgid, uint64_t cache, uint64_t until_ns);
+/* Process pid is a CPython 3.11 whose _PyRuntime is at runtime (0: is no
+ * more): the stacks taken of it carry its Python frames.  0, or -errno. */
+int loader_py_register(struct loader *ld, uint32_t pid, uint64_t runtime);
 /* Process pid's executable file mappings, one "start end offset path" line
  * each (hex), into buf (n bytes, NUL-terminated) through the stack_maps
  * iterator: what /proc/PID/maps tells, without the privilege it asks

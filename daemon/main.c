@@ -29,6 +29,7 @@
 #include "anomaly.h"
 #include "change.h"
 #include "psi.h"
+#include "pyproc.h"
 #include "args.h"
 #include "cgroup.h"
 #include "classify.h"
@@ -61,6 +62,9 @@
 /* Ticks fire this long after a window's end, so that records reserved just
  * before the end have been submitted. */
 #define TICK_SLACK_NS 2000000ull
+
+/* processes remembered as asked whether they are Python (ask_python) */
+#define PYASKED 64
 
 struct daemon {
 	struct env env;
@@ -97,6 +101,8 @@ struct daemon {
 	struct kstate *ks;		/* the kernel's object counts */
 	struct ksyms *syms;		/* /proc/kallsyms, loaded at start */
 	struct stacks *stacks;		/* allocation stacks (--leak-stacks), or NULL */
+	/* processes asked whether they are Python (pyproc.h), and when */
+	struct { uint32_t tgid; bool py; uint64_t asked_ns; } pyasked[PYASKED];
 	uint64_t stacks_until;		/* stacks are taken until then; 0: none */
 	uint64_t last_recluster_ns, last_kstate_ns, last_trim_ns;
 	struct loop loop;		/* every source: rings, signals, timer, socket, kvref */
@@ -165,6 +171,40 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 	return 0;
 }
 
+/* Whether a leak suspect's process is a CPython 3.11, asked once every
+ * PYASK_AGAIN_NS: its stacks then carry its Python frames. */
+#define PYASK_AGAIN_NS (30 * NSEC_PER_SEC)
+
+static void ask_python(struct daemon *d, uint32_t tgid, uint64_t now)
+{
+	static char maps[64 << 10];
+	uint64_t runtime = 0;
+	int i, slot = 0, err;
+
+	for (i = 0; i < PYASKED; i++) {
+		if (d->pyasked[i].tgid == tgid) {
+			if (now - d->pyasked[i].asked_ns < PYASK_AGAIN_NS)
+				return;
+			slot = i;
+			break;
+		}
+		if (d->pyasked[i].asked_ns < d->pyasked[slot].asked_ns)
+			slot = i;
+	}
+	if (d->pyasked[slot].tgid != tgid && d->pyasked[slot].py)
+		loader_py_register(&d->ld, d->pyasked[slot].tgid, 0);	/* the oldest goes */
+	d->pyasked[slot].tgid = tgid;
+	d->pyasked[slot].asked_ns = now;
+	err = loader_read_maps(&d->ld, tgid, maps, sizeof(maps)) > 0 ?
+	      pyproc_find(maps, &runtime) : -ENOENT;
+	d->pyasked[slot].py = !err && !loader_py_register(&d->ld, tgid, runtime);
+	if (!err)
+		log_debug("leak stacks: pid %u is a Python 3.11, _PyRuntime at 0x%llx", tgid,
+			  (unsigned long long)runtime);
+	else if (err == -ENOTSUP)
+		log_debug("leak stacks: pid %u is a Python other than 3.11: native frames only", tgid);
+}
+
 /* A process's slab key whose old objects still rise, in steps, is a leak
  * suspect: the stacks of its objects are taken from now on, for
  * STACKS_WANT_NS past the last window that said so. */
@@ -180,6 +220,7 @@ static void want_stacks(struct daemon *d, const struct wrow *r)
 	    r->old_quiet_s >= 1.0)
 		return;
 	until = clock_ns(CLOCK_MONOTONIC) + STACKS_WANT_NS;
+	ask_python(d, k->tgid, until - STACKS_WANT_NS);
 	if (!loader_want_stacks(&d->ld, k->tgid, k->id, until))
 		d->stacks_until = until;
 }

@@ -19,6 +19,7 @@
 #include "htab.h"
 #include "kstate.h"
 #include "stacks.h"
+#include "strutil.h"
 
 /* a distinct stack, shared by the objects allocated from it */
 struct ustack {
@@ -356,21 +357,6 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return f->n < STACKS_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-static void append(char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void append(char *buf, size_t n, const char *fmt, ...)
-{
-	size_t len = strlen(buf);
-	va_list ap;
-
-	if (len + 1 >= n)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, n - len, fmt, ap);
-	va_end(ap);
-}
-
 /* "fn (file) < caller (file) < file+0xoff" of the frames (the offset in
  * its file where a frame has no symbol); false when a pc is in no module
  * (the maps changed since they were read). */
@@ -393,13 +379,39 @@ static bool name_frames(Dwfl *dwfl, const struct frames *f, char *buf, size_t n)
 		base = file ? strrchr(file, '/') : NULL;
 		base = base ? base + 1 : file ? file : "?";
 		if (i)
-			append(buf, n, " < ");
+			str_append(buf, n, " < ");
 		if (sym)
-			append(buf, n, "%s (%s)", sym, base);
+			str_append(buf, n, "%s (%s)", sym, base);
 		else
-			append(buf, n, "%s+0x%llx", base, (unsigned long long)(f->pc[i] - start));
+			str_append(buf, n, "%s+0x%llx", base, (unsigned long long)(f->pc[i] - start));
 	}
 	return true;
+}
+
+/* A Python process's own frames (read by BPF from the interpreter's
+ * frame chain) first, "fn (file.py:line) < ...", its native ones after, in
+ * brackets: they name the interpreter's loop. */
+static void python_first(const struct cs_stack *r, char *user, size_t n)
+{
+	char text[sizeof(((struct stack_top *)0)->user)] = "";
+	unsigned int i, np = r->npy < CS_PY_FRAMES ? r->npy : CS_PY_FRAMES;
+
+	for (i = 0; i < np; i++) {
+		const struct cs_py_frame *f = &r->py[i];
+		char name[sizeof(f->name) + 1], file[sizeof(f->file) + 1];
+		const char *base;
+
+		memcpy(name, f->name, sizeof(f->name));
+		name[sizeof(f->name)] = 0;
+		memcpy(file, f->file, sizeof(f->file));
+		file[sizeof(f->file)] = 0;
+		base = strrchr(file, '/');
+		base = base ? base + 1 : file;
+		str_append(text, sizeof(text), "%s%s (%s:%u)", i ? " < " : "", name[0] ? name : "?",
+		       base[0] ? base : "?", f->line);
+	}
+	str_append(text, sizeof(text), " [native: %s]", user[0] ? user : "?");
+	snprintf(user, n, "%s", text);
 }
 
 /* Kernel frames past the tracing and the allocator itself: the path that
@@ -429,7 +441,7 @@ static void name_kernel(struct stacks *st, const struct cs_stack *r, char *buf, 
 				skipped = true;
 		if (skipped && !shown)
 			continue;
-		append(buf, n, "%s%s", shown ? " < " : "", sym);
+		str_append(buf, n, "%s%s", shown ? " < " : "", sym);
 		shown++;
 	}
 }
@@ -600,6 +612,8 @@ static void obj_unwind(struct stacks *st, struct sobj *o, uint64_t now)
 	}
 	if (f.n > 1 && user[0])
 		st->s.unwound++;
+	if (r->npy)
+		python_first(r, user, sizeof(user));
 	name_kernel(st, r, kernel, sizeof(kernel));
 	o->stack = intern(st, user[0] ? user : "?", kernel);
 	if (!o->stack)

@@ -54,7 +54,9 @@ struct stacks_stats {
 /* What a key's sampled live objects say: the stack most of those older
  * than an age came from. */
 struct stack_top {
-	char user[320];		/* "fn+0x1a (file) < caller+0x9 (file) < ..." */
+	/* "fn (file) < caller (file) < ...", innermost first; a Python
+	 * process's: "fn (file.py:line) < ... [native: ...]" */
+	char user[480];
 	char kernel[160];	/* "alloc_empty_file < path_openat < ..." */
 	unsigned int with;	/* old sampled objects from that stack */
 	unsigned int of;	/* old sampled objects of the key */

@@ -8,6 +8,7 @@
  * screen.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -139,4 +140,16 @@ int open_regular(const char *path, off_t max, struct stat *stp)
 	if (stp)
 		*stp = st;
 	return fd;
+}
+
+void str_append(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
 }

@@ -49,4 +49,8 @@ int str_to_long(const char *s, long min, long max, long *out);
  */
 int open_regular(const char *path, off_t max, struct stat *st);
 
+/* Append printf's output to the string in buf (n bytes in all), cut to
+ * fit; a full buffer takes nothing more. */
+void str_append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -197,6 +197,31 @@ static double first_label_after(const struct table *t, const char *key, long tgi
 	return -1;
 }
 
+/* Leak rows of (filp, pid) whose stack column holds want and not avoid;
+ * *leaks: all its leak rows.  The first leak rows may come before any
+ * sampled object of the key is old: a share of the rows is asked. */
+static int stack_rows(const struct table *t, long pid, const char *want, const char *avoid,
+		      int *leaks)
+{
+	int r, named = 0;
+
+	*leaks = 0;
+	for (r = 0; r < t->nrows; r++) {
+		const char *stack = cell(t, r, "stack");
+
+		if (strcmp(cell(t, r, "key"), "filp") || atol(cell(t, r, "tgid")) != pid ||
+		    strcmp(cell(t, r, "label"), "leak"))
+			continue;
+		(*leaks)++;
+		if (strstr(stack, want) && !strstr(stack, avoid) && strstr(stack, "[kernel: ") &&
+		    strstr(cell(t, r, "reason"), "; allocated at "))
+			named++;
+		else if (stack[0])
+			print_message("pid %ld: a leak row with another stack: %s\n", pid, stack);
+	}
+	return named;
+}
+
 /* A server loop that opens 1000 eventfds a second and closes them again,
  * and keeps one more in 60 of its 100 requests a second, from one known
  * function (tests/helpers/leaker.c): the shape of a server leaking amid
@@ -205,45 +230,45 @@ static double first_label_after(const struct table *t, const char *key, long tgi
  * the distributions build (-O2, no frame pointers), its leak rows name the
  * leaking function and its caller (found by the call-frame information:
  * a frame-pointer walk would skip it), over the kernel path, in the
- * reason and the stack column. */
+ * reason and the stack column.  Beside it the same program in Python
+ * (leaker.py, Debian's python3.11): its rows name its Python function,
+ * read from the interpreter's frames (its native stack names the
+ * interpreter's loop alone). */
 static void labels__leak_amid_churn__leak_within_3_s_stack_named(void **state)
 {
 	static const char *const leaking[] = { "filp", "dentry", "lsm_file_cache",
 					       "kmalloc-*", NULL };
-	int r, leaks = 0, named = 0;
+	int leaks, named, pyleaks, pynamed;
+	char out[256], pyout[300];
 	struct daemon d;
 	struct table t;
-	char out[256];
+	long pid, pypid;
 	double after;
-	long pid;
 
 	need_root(state);
 	pid = run_beside(&d, "label-churn-leak", 10, NULL, &t, out, sizeof(out),
-			 "%s/tests/helpers/leaker 8 60", build);
+			 "/usr/bin/python3 tests/helpers/leaker.py 8 60 > %s/py.out & "
+			 "%s/tests/helpers/leaker 8 60; wait", tmpdir, build);
 	after = first_label_after(&t, "filp", pid, "leak");
 	if (after < 0 || after > 3.0)
 		fail_msg("filp of a 6%% leak amid churn labelled leak after %.1f s (want <= 3 s)", after);
 	assert_true(rows_labelled(&t, "filp", pid, "leak") >= 10);
 	assert_true(sum(&t, "filp", pid, "frees") >= 5000);
 	expect_no_anomalies(&t, pid, 0, leaking);
-	for (r = 0; r < t.nrows; r++) {
-		const char *stack = cell(&t, r, "stack");
-
-		if (strcmp(cell(&t, r, "key"), "filp") || atol(cell(&t, r, "tgid")) != pid ||
-		    strcmp(cell(&t, r, "label"), "leak"))
-			continue;
-		leaks++;
-		if (strstr(stack, "remember_client (leaker) < main (leaker)") &&
-		    !strstr(stack, "handle_request") && strstr(stack, "[kernel: ") &&
-		    strstr(cell(&t, r, "reason"), "; allocated at "))
-			named++;
-		else if (stack[0])
-			print_message("leak row with another stack: %s\n", stack);
-	}
-	/* the first leak rows may come before any sampled object is old */
+	named = stack_rows(&t, pid, "remember_client (leaker) < main (leaker)", "handle_request",
+			   &leaks);
 	if (named < leaks * 3 / 4)
 		fail_msg("%d filp rows of leaker labelled leak, %d name remember_client", leaks, named);
 	assert_int_equal(count_in_file(d.out, "stacks: received="), 1);
+
+	snprintf(pyout, sizeof(pyout), "cat %s/py.out", tmpdir);
+	assert_int_equal(run_cmd(pyout, out, sizeof(out)), 0);
+	pypid = helper_pid(out);
+	assert_true(pypid > 0);
+	pynamed = stack_rows(&t, pypid, "remember_client (leaker.py:", "handle_request", &pyleaks);
+	if (pyleaks < 5 || pynamed < pyleaks * 3 / 4)
+		fail_msg("%d filp rows of leaker.py labelled leak, %d name remember_client",
+			 pyleaks, pynamed);
 }
 
 /* stress-ng's UDP stressor: the receive path frees skbs through the per-CPU

@@ -18,7 +18,8 @@
 # util-linux (setpriv) for the CLI tests; chromium, libxml2-utils
 # (xmllint) and python3-pil for the test of cachescope plot's SVG;
 # systemd (systemd-analyze), mandoc, groff-base and python3 for the
-# install test.  The benchmarks' peers (bpftrace, python3-sklearn) are
+# install test; python3.11-dev (CPython 3.11's own headers, for the test
+# of the layout the leak stacks read of a Python process).  The benchmarks' peers (bpftrace, python3-sklearn) are
 # installed by neither: bench/README.md says so.
 #
 # As root: apt-get update once, then apt-get install -y the missing ones.
@@ -30,7 +31,7 @@ systemtap-sdt-dev pkg-config libc6-dev libmicrohttpd-dev libjson-c-dev libyaml-d
 libcrypt-dev libdw-dev"
 TEST="libcmocka-dev stress-ng nginx-light wrk curl openssl prometheus prometheus-alertmanager
 clickhouse-server clickhouse-client jq util-linux chromium libxml2-utils python3-pil systemd mandoc
-groff-base python3"
+groff-base python3 python3.11-dev"
 
 [ $# -gt 0 ] || set -- build
 PKGS="" how="sudo make deps"
