@@ -293,6 +293,37 @@ static const struct {
 	{ "__alloc_skb", "kmalloc-", "as socket buffers' data queued for a reader: freed when read, bounded by the socket's buffer (a leaked socket shows on filp and its sock)" },
 };
 
+/* Call sites that allocate a new task's own objects as its parent forks
+ * it (its signal handlers, signal state, task struct, pid, files and
+ * mm): the child uses them on the CPU it runs on and its parent frees
+ * them when it reaps it, wherever the parent runs then.  Such objects
+ * cross CPUs with the task, not while they are hot: a fork loop's
+ * sighand_cache is freed 80% remotely by the forking process's own
+ * thread, which is not false sharing. */
+static const char *const fork_sites[] = {
+	"copy_process", "dup_task_struct", "copy_signal", "copy_sighand", "alloc_pid",
+	"dup_fd", "dup_mm", "mm_alloc", "copy_fs", "copy_files", "prepare_creds",
+	"copy_creds", "alloc_thread_stack_node",
+};
+
+/* Whether the key's busiest call site of the window is a fork site. */
+static bool forked_objects(const struct wrow *row, const struct kview *kview, char *sym,
+			   size_t n)
+{
+	size_t i;
+
+	if (!row->top_site || !kview || !kview->site_name ||
+	    kview->site_name(kview->ctx, row->top_site, sym, n))
+		return false;
+	for (i = 0; i < sizeof(fork_sites) / sizeof(fork_sites[0]); i++) {
+		size_t len = strlen(fork_sites[i]);
+
+		if (!strncmp(sym, fork_sites[i], len) && sym[len] == '+')
+			return true;
+	}
+	return false;
+}
+
 /* Append printf text to reason. */
 /* Frees no tracepoint saw, in % of the window's allocs. */
 /* The objects each tracked one stood for (1 where every object is): a
@@ -671,8 +702,8 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 	const struct wslot *s = row->s;
 	const double *t = r->v;
 	double locality = f->raw[FEAT_LOCALITY];
+	char life[32], site[128];
 	enum cs_label l;
-	char life[32];
 	bool handoff;
 
 	/* a file (pool) is thrashing for as long as its recent windows say
@@ -703,6 +734,13 @@ static enum cs_label classify_host(const struct rules *r, int dom, const char *k
 		  s->remote_frees >= t[R_FS_MIN_REMOTE_FREES] * sample_of(e) &&
 		  row->lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS] &&
 		  row->key_lifetime_p50_ns <= t[R_FS_MAX_LIFETIME_NS];
+	if (handoff && row->recent_own_share >= t[R_FS_MIN_OWN_SHARE] &&
+	    forked_objects(row, kview, site, sizeof(site))) {
+		snprintf(reason, n, "normal: %s %.0f%% of %llu frees on another CPU than the alloc, allocated by %s: a new task's own objects, used on its CPU and freed as its parent reaps it (a fork loop), not handed over while hot",
+			 key, 100 * (1 - locality), (unsigned long long)(s->frees - s->unseen_frees),
+			 site);
+		return LABEL_NORMAL;
+	}
 	if (handoff && row->recent_own_share >= t[R_FS_MIN_OWN_SHARE]) {
 		fmt_ns(life, sizeof(life), row->lifetime_p50_ns);
 		snprintf(reason, n, "false_sharing: %s %.0f%% of %llu frees on another CPU than the alloc (%.0f/s; %.0f%% over its last %u windows, %.0f%% of those by its own threads), %.0f%% of allocs one size, median lifetime %s",

@@ -44,7 +44,8 @@ static int fake_site(void *ctx, uint64_t addr, char *buf, size_t n)
 			       addr == 0xffffffff81300058ull ? "alloc_slab_obj_exts+0x58" :
 			       addr == 0xffffffff81400170ull ? "__d_alloc+0x170" :
 			       addr == 0xffffffff81500027ull ? "security_file_alloc+0x27" :
-			       addr == 0xffffffff81600086ull ? "__alloc_skb+0x86" : "?");
+			       addr == 0xffffffff81600086ull ? "__alloc_skb+0x86" :
+			       addr == 0xffffffff81700a90ull ? "copy_process+0xa90" : "?");
 	return 0;
 }
 
@@ -631,6 +632,12 @@ static void classify__remote_frees_of_one_size__false_sharing(void **state)
 	rules.v[R_FS_MIN_OWN_SHARE] = 0.5;
 	row.recent_own_share = 0.5;
 	assert_int_equal(label(DOM_SLAB, "skbuff_head_cache"), LABEL_FALSE_SHARING);
+	/* a fork loop: its children's signal handlers, allocated as it
+	 * forks them and freed as it reaps them, on whichever CPU it is then */
+	row.top_site = 0xffffffff81700a90ull;
+	assert_int_equal(label(DOM_SLAB, "sighand_cache"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "allocated by copy_process+0xa90: a new task's own objects"));
+	row.top_site = 0;
 	/* one window of it, as the scheduler moves a server's threads: the
 	 * last second's locality is what counts */
 	row.recent_locality = 0.45;
