@@ -236,7 +236,7 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 				__sync_fetch_and_add(cnt, 1);
 		}
 	}
-	if (replaced || !err)
+	if (!err)	/* in the live map: inserted, or its entry taken over */
 		stack_take(ctx, key, now, cache, tgid, st);
 	e = event_reserve(st, &rec, cpu);
 	if (!e)

@@ -256,9 +256,9 @@ __u64 maps_nonce = 0;
  * "start end offset" in hex, the file's device (the kernel's dev_t) and
  * inode, then its path components, innermost first, each after a tab (the
  * daemon puts them in order, and opens the file only if it is that
- * inode).  The path is walked up the
- * dentries and across mounts by hand: bpf_d_path takes only a trusted
- * path, and an iterator's vm_file is not one. */
+ * inode).  The path is walked up the dentries and across mounts by hand:
+ * bpf_d_path takes only a trusted path, and an iterator's vm_file is not
+ * one. */
 SEC("iter/task_vma")
 int stack_maps(struct bpf_iter__task_vma *ctx)
 {

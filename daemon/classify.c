@@ -306,6 +306,14 @@ static const char *const fork_sites[] = {
 	"copy_creds", "alloc_thread_stack_node",
 };
 
+/* Whether sym ("name+0xoff") is in function fn. */
+static bool site_in(const char *sym, const char *fn)
+{
+	size_t len = strlen(fn);
+
+	return !strncmp(sym, fn, len) && sym[len] == '+';
+}
+
 /* Whether the key's busiest call site of the window is a fork site. */
 static bool forked_objects(const struct wrow *row, const struct kview *kview, char *sym,
 			   size_t n)
@@ -315,12 +323,9 @@ static bool forked_objects(const struct wrow *row, const struct kview *kview, ch
 	if (!row->top_site || !kview || !kview->site_name ||
 	    kview->site_name(kview->ctx, row->top_site, sym, n))
 		return false;
-	for (i = 0; i < sizeof(fork_sites) / sizeof(fork_sites[0]); i++) {
-		size_t len = strlen(fork_sites[i]);
-
-		if (!strncmp(sym, fork_sites[i], len) && sym[len] == '+')
+	for (i = 0; i < sizeof(fork_sites) / sizeof(fork_sites[0]); i++)
+		if (site_in(sym, fork_sites[i]))
 			return true;
-	}
 	return false;
 }
 
@@ -535,9 +540,7 @@ static bool kernel_keeps(const char *key, const char *what, const struct evidenc
 
 		kview->site_name(kview->ctx, row->top_site, sym, sizeof(sym));
 		for (i = 0; i < sizeof(owned_sites) / sizeof(owned_sites[0]); i++) {
-			size_t len = strlen(owned_sites[i].site);
-
-			if (!strncmp(sym, owned_sites[i].site, len) && sym[len] == '+' &&
+			if (site_in(sym, owned_sites[i].site) &&
 			    !strncmp(key, owned_sites[i].keys, strlen(owned_sites[i].keys))) {
 				snprintf(reason, n, "normal: %s %s, allocated by %s %s",
 					 key, what, sym, owned_sites[i].why);

@@ -183,4 +183,5 @@ void counters_summary(const struct counters *c, struct summary *s)
 	s->gpu_records = c->gpu_records;
 	s->gpu_bins = c->gpu_bins;
 	s->cupti_dropped = c->cupti_dropped;
+	s->stacks_st = c->stacks;
 }

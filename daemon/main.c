@@ -213,16 +213,16 @@ static void ask_python(struct daemon *d, uint32_t tgid, uint64_t now)
 static void want_stacks(struct daemon *d, const struct wrow *r)
 {
 	const struct wkey *k = r->key;
-	uint64_t until;
+	uint64_t now;
 
 	if (!d->stacks || k->domain != DOM_SLAB || k->tgid == CS_TGID_OTHER ||
 	    tgid_is_family(k->tgid) || r->old_rise <= 0 || r->old_steps < 2 ||
 	    r->old_quiet_s >= 1.0)
 		return;
-	until = clock_ns(CLOCK_MONOTONIC) + STACKS_WANT_NS;
-	ask_python(d, k->tgid, until - STACKS_WANT_NS);
-	if (!loader_want_stacks(&d->ld, k->tgid, k->id, until))
-		d->stacks_until = until;
+	now = clock_ns(CLOCK_MONOTONIC);
+	ask_python(d, k->tgid, now);
+	if (!loader_want_stacks(&d->ld, k->tgid, k->id, now + STACKS_WANT_NS))
+		d->stacks_until = now + STACKS_WANT_NS;
 }
 
 /* no suspect left: the programs skip the look-up again */
@@ -821,8 +821,6 @@ static void print_summary(struct daemon *d)
 	s->csv = d->csv_done;
 	s->csv_st = d->csv_st;
 	s->stacks = d->stacks != NULL;
-	if (d->stacks)
-		stacks_get_stats(d->stacks, &s->stacks_st);
 	summary_print(s, stdout);
 }
 

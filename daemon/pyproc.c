@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "pyproc.h"
+#include "stacks.h"
 
 /* The value of symbol name in the symbol tables of e, or 0. */
 static uint64_t symbol(Elf *e, const char *name)
@@ -133,33 +134,18 @@ bool pyproc_candidate(const char *path)
 	return !strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10);
 }
 
-int pyproc_find(const char *maps, uint64_t *runtime)
+int pyproc_find(char *maps, uint64_t *runtime)
 {
-	const char *line = maps;
+	uint64_t start, off;
+	char *path;
 	int err = -ENOENT;
 
-	while (line && *line) {
-		unsigned long long start, end, off;
-		char path[4096];
-		int at = 0;
-
-		if (sscanf(line, "%llx %llx %llx %n", &start, &end, &off, &at) >= 3 && at &&
-		    line[at] == '/') {
-			size_t len = strcspn(line + at, "\n");
-
-			if (len < sizeof(path)) {
-				memcpy(path, line + at, len);
-				path[len] = 0;
-				if (pyproc_candidate(path)) {
-					err = pyproc_runtime(path, start, off, runtime);
-					if (!err || err == -ENOTSUP)
-						return err;
-				}
-			}
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
+	while (stacks_maps_next(&maps, &start, &off, &path)) {
+		if (!pyproc_candidate(path))
+			continue;
+		err = pyproc_runtime(path, start, off, runtime);
+		if (!err || err == -ENOTSUP)
+			return err;
 	}
 	return err;
 }

@@ -22,7 +22,8 @@ bool pyproc_candidate(const char *path);
  * off at start: 0, -ENOTSUP (a Python but not 3.11), or -errno/-ENOENT. */
 int pyproc_runtime(const char *path, uint64_t start, uint64_t off, uint64_t *runtime);
 /* The same for the first interpreter among maps ("start end offset path"
- * lines in hex, as loader_read_maps gives them). */
-int pyproc_find(const char *maps, uint64_t *runtime);
+ * lines in hex, as loader_read_maps gives them; read with
+ * stacks_maps_next, which terminates the paths in place). */
+int pyproc_find(char *maps, uint64_t *runtime);
 
 #endif

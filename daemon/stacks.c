@@ -49,7 +49,7 @@ struct skey {
 struct sproc {
 	uint32_t pid;
 	Dwfl *dwfl;
-	uint64_t made_ns, used_ns;
+	uint64_t used_ns;
 };
 
 /* what the thread callbacks read: the record being unwound */
@@ -273,28 +273,41 @@ static ssize_t proc_maps(uint32_t pid, char *buf, size_t n)
 	return got < n ? (ssize_t)got : (ssize_t)n - 1;
 }
 
+bool stacks_maps_next(char **text, uint64_t *start, uint64_t *off, char **path)
+{
+	while (*text && **text) {
+		char *line = *text, *nl = strchr(line, '\n');
+		unsigned long long s, e, o;
+		int at = 0;
+
+		*text = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx %llx %llx %n", &s, &e, &o, &at) >= 3 && at &&
+		    line[at] == '/') {
+			*start = s;
+			*off = o;
+			*path = line + at;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Report each executable file mapping's ELF file, loaded at its start
  * less its offset (the text segment's address in the file equals its
  * offset, as linkers lay them out); a file that cannot be opened is left
  * out, and its frames end the stack. */
 static int report_maps(Dwfl *dwfl, char *text)
 {
-	char *line, *save = NULL;
+	uint64_t start, off;
+	char *file;
 	int n = 0;
 
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long start, end, off;
-		const char *name, *file;
-		int at = 0;
-
-		if (sscanf(line, "%llx %llx %llx %n", &start, &end, &off, &at) < 3 || !at ||
-		    line[at] != '/' || start < off)
+	while (stacks_maps_next(&text, &start, &off, &file)) {
+		if (start < off || dwfl_addrmodule(dwfl, start))
 			continue;
-		file = line + at;
-		name = strrchr(file, '/') + 1;
-		if (dwfl_addrmodule(dwfl, start))
-			continue;
-		if (dwfl_report_elf(dwfl, name, file, -1, start - off, false))
+		if (dwfl_report_elf(dwfl, strrchr(file, '/') + 1, file, -1, start - off, false))
 			n++;
 	}
 	return n;
@@ -335,7 +348,7 @@ static Dwfl *proc_dwfl(struct stacks *st, uint32_t pid, uint64_t now, bool rebui
 		return NULL;
 	}
 	p->pid = pid;
-	p->made_ns = p->used_ns = now;
+	p->used_ns = now;
 	return p->dwfl;
 }
 
@@ -420,7 +433,7 @@ static void name_kernel(struct stacks *st, const struct cs_stack *r, char *buf, 
 {
 	static const char *const skip[] = { "bpf_", "__bpf_", "trace_", "__trace",
 		"perf_", "kmem_cache_alloc", "__kmem_cache_alloc", "kmalloc", "__kmalloc",
-		"slab_", "__slab", "___slab", "__do_kmalloc", "kmalloc_trace" };
+		"slab_", "__slab", "___slab", "__do_kmalloc" };
 	unsigned int i, j, shown = 0, nk = r->nkframes;
 	char sym[96];
 

@@ -27,6 +27,7 @@
 #ifndef CS_STACKS_H
 #define CS_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -68,6 +69,11 @@ struct stacks;
  * in hex as /proc/PID/maps gives them, into buf (n bytes, NUL-ended):
  * bytes read, or -errno. */
 typedef ssize_t (*stacks_maps_fn)(void *ctx, uint32_t pid, char *buf, size_t n);
+
+/* The next mapping of a text in stacks_maps_fn's format: its start,
+ * offset and path (terminated in place); *text moves past its line.
+ * Lines that are not one are skipped; false at the end. */
+bool stacks_maps_next(char **text, uint64_t *start, uint64_t *off, char **path);
 
 /* maps reads a process's mappings (NULL: its /proc/PID/maps, which the
  * kernel shows only to who may trace the process).  NULL on no memory. */

@@ -56,7 +56,7 @@ struct summary {
 	uint64_t history_trimmed;
 	bool gpu;			/* a CUPTI library was watched */
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
-	bool stacks;			/* --leak-stacks: stacks_st */
+	bool stacks;			/* --leak-stacks: stacks_st shown */
 	struct stacks_stats stacks_st;
 	bool csv;			/* a --csv file was committed: csv_st */
 	struct csv_stats csv_st;
