@@ -153,38 +153,6 @@ int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid,
 	return handle_exec();
 }
 
-/* Interrupt nesting, for CS_F_OWN: a free in a hardirq or softirq handler
- * is nobody's hand-off (a bio completed while one of its issuer's threads
- * happened to run on that CPU).  IPIs and the local timer have no such
- * tracepoint; what they free counts as freed by the task they interrupt. */
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(btf_irq_entry)
-{
-	irq_enter_ev();
-	return 0;
-}
-
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(btf_irq_exit)
-{
-	irq_exit_ev();
-	return 0;
-}
-
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(btf_softirq_entry)
-{
-	irq_enter_ev();
-	return 0;
-}
-
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(btf_softirq_exit)
-{
-	irq_exit_ev();
-	return 0;
-}
-
 /* --pid-tree only (the loader loads these two pairs then): the filter's
  * set of processes follows forks and exits.  The last thread's exit has
  * already counted its group's live threads down to 0 (do_exit). */
@@ -418,34 +386,6 @@ SEC("tracepoint/sched/sched_process_exec")
 int tp_exec(void *ctx)
 {
 	return handle_exec();
-}
-
-SEC("tracepoint/irq/irq_handler_entry")
-int tp_irq_entry(void *ctx)
-{
-	irq_enter_ev();
-	return 0;
-}
-
-SEC("tracepoint/irq/irq_handler_exit")
-int tp_irq_exit(void *ctx)
-{
-	irq_exit_ev();
-	return 0;
-}
-
-SEC("tracepoint/irq/softirq_entry")
-int tp_softirq_entry(void *ctx)
-{
-	irq_enter_ev();
-	return 0;
-}
-
-SEC("tracepoint/irq/softirq_exit")
-int tp_softirq_exit(void *ctx)
-{
-	irq_exit_ev();
-	return 0;
 }
 
 SEC("tracepoint/sched/sched_process_fork")

@@ -179,18 +179,6 @@ enum cs_kv_op {
 
 #define CS_GPU_MAX_DEVICES	1024
 
-/* Interrupt nesting of a CPU (irq_ctx), from the irq_handler and softirq
- * tracepoints: a count older than CS_IRQ_STALE_NS is a lost exit (a
- * handler runs for microseconds, a softirq round at most 2 ms before the
- * rest goes to ksoftirqd), not an interrupt still running. */
-#define CS_IRQ_STALE_NS		(20ull * 1000 * 1000)
-
-struct cs_irq {
-	__u64 since;	/* when the outermost interrupt began */
-	__u32 depth;
-	__u32 pad;
-};
-
 /* Key ids that are not processes.  A process younger than the daemon's fold
  * age is counted under its command's family: CS_TGID_FAMILY | a 30-bit hash
  * of its real uid and its comm (pid_max is at most 2^22, so no tgid looks
@@ -316,6 +304,8 @@ struct cs_stats {
 	__u64 stack_sampled;	/* user stacks copied for tracked objects */
 	__u64 stack_limited;	/* not copied: the process's share a second spent */
 	__u64 stack_dropped;	/* not copied: the stack ring was full */
+	__u64 irq_frees;	/* frees in an interrupt while a thread of the
+				 * object's process ran: not its own (in_irq_ctx) */
 };
 
 /* A tracked slab object's allocation stack, for the daemon to unwind while

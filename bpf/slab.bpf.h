@@ -98,12 +98,17 @@ static __always_inline __u32 *track_count(__u64 h)
  * took the address over, not the freer. */
 static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
 				      const struct cs_live *v, __u64 now,
-				      __u64 call_site, __u32 cpu, __u8 extra)
+				      __u64 call_site, __u32 cpu, __u8 extra,
+				      struct cs_stats *st)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	if (!(extra & CS_F_UNSEEN) && (__u32)(id >> 32) == v->tgid && !in_irq_ctx(now))
-		extra |= CS_F_OWN;
+	if (!(extra & CS_F_UNSEEN) && (__u32)(id >> 32) == v->tgid) {
+		if (!in_irq_ctx())
+			extra |= CS_F_OWN;
+		else
+			STAT_INC(st, irq_frees);
+	}
 	event_header(e, now, v->tgid, (__u32)id, cpu,
 		     bpf_get_numa_node_id(), CS_EV_SLAB_FREE, v->flags | extra);
 	e->slab.cache = v->cache;
@@ -146,7 +151,7 @@ static __always_inline void reclaim_unseen(__u64 key, __u32 *cnt)
 	e = event_reserve(st, &rec, cpu);
 	if (!e)
 		return;
-	fill_free(e, key, &v, bpf_ktime_get_ns(), 0, cpu, CS_F_UNSEEN);
+	fill_free(e, key, &v, bpf_ktime_get_ns(), 0, cpu, CS_F_UNSEEN, st);
 	event_submit(e, &rec);
 }
 
@@ -304,7 +309,7 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	e = event_reserve(st, &rec, cpu);
 	if (!e)
 		return 0;
-	fill_free(e, key, &v, bpf_ktime_get_ns(), call_site, cpu, 0);
+	fill_free(e, key, &v, bpf_ktime_get_ns(), call_site, cpu, 0, st);
 	event_submit(e, &rec);
 	return 0;
 }

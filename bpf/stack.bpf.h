@@ -185,7 +185,7 @@ static __always_inline void stack_take(void *ctx, __u64 ptr, __u64 now, __u64 ca
 	if (!stack_per_s || !stack_any)
 		return;
 	until = bpf_map_lookup_elem(&stack_keys, &sk);
-	if (!until || *until < now || in_irq_ctx(now))
+	if (!until || *until < now || in_irq_ctx())
 		return;
 	task = bpf_get_current_task_btf();
 	if (task->flags & CS_PF_KTHREAD)

@@ -177,51 +177,31 @@ static __always_inline __u32 key_tgid(__u32 tgid, __u64 now, bool btf)
 	return key;
 }
 
-/* whether this CPU is in a hardirq or softirq handler (CS_IRQ_STALE_NS) */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cs_irq);
-} irq_ctx SEC(".maps");
-
-static __always_inline struct cs_irq *irq_get(void)
+/* Whether the program runs in an interrupt (hardirq, softirq, NMI), where
+ * the current task is only whoever was interrupted.  Interrupts run on
+ * stacks of their own: x86-64 and arm64 switch to the CPU's IRQ stack for
+ * a hardirq and for softirqs (do_softirq_own_stack, on irq exit and on
+ * local_bh_enable alike), NMIs and exceptions to theirs.  So the question
+ * is where this program's own frame is: on the task's stack (task->stack
+ * up to its pt_regs at the top) or not.  No tracepoint, no map: a helper
+ * call and a compare, and every interrupt is covered (IPIs and the local timer
+ * too, which have no irq_handler tracepoint).  The verifier allows no
+ * arithmetic on the two pointers: one probe read copies them as numbers
+ * (it runs only where a free might be a process's own, and for a stack
+ * copy).  A PREEMPT_RT kernel runs softirqs in threads: there a free
+ * counts as the thread's (a kthread's: nobody's own free either). */
+static __always_inline bool in_irq_ctx(void)
 {
-	__u32 zero = 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct { void *fp, *regs; } p;
+	struct { __u64 fp, top; } n;
+	__u64 lo = (__u64)task->stack;
 
-	return bpf_map_lookup_elem(&irq_ctx, &zero);
-}
-
-static __always_inline void irq_enter_ev(void)
-{
-	struct cs_irq *c = irq_get();
-	__u64 now;
-
-	if (!c)
-		return;
-	now = bpf_ktime_get_ns();
-	if (!c->depth || now - c->since > CS_IRQ_STALE_NS) {
-		c->depth = 1;
-		c->since = now;
-	} else {
-		c->depth++;
-	}
-}
-
-static __always_inline void irq_exit_ev(void)
-{
-	struct cs_irq *c = irq_get();
-
-	if (c && c->depth)
-		c->depth--;
-}
-
-/* In an interrupt the current task is whoever was interrupted. */
-static __always_inline bool in_irq_ctx(__u64 now)
-{
-	struct cs_irq *c = irq_get();
-
-	return c && c->depth && now - c->since <= CS_IRQ_STALE_NS;
+	asm volatile("%0 = r10" : "=r"(p.fp));
+	p.regs = (void *)bpf_task_pt_regs(task);
+	if (bpf_probe_read_kernel(&n, sizeof(n), &p))
+		return false;
+	return n.fp - lo >= n.top - lo;
 }
 
 static __always_inline struct cs_event *task_event(__u8 type, struct cs_rec *r,

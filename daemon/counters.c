@@ -29,6 +29,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "late", c->w.late);
 	report_u64(f, "free_unmatched", c->k.free_unmatched);
 	report_u64(f, "unseen_frees", unseen_frees(c));
+	report_u64(f, "irq_frees", c->k.irq_frees);
 	report_u64(f, "recursion_misses", c->recursion_misses);
 	report_u64(f, "sample_shift", c->sample_shift);
 	report_u64(f, "sample_shift_peak", c->sample_shift_peak);

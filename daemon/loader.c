@@ -42,10 +42,6 @@ static const struct tp_pair tps[LOADER_NR_TP] = {
 	{ "mm_filemap_add_to_page_cache", "filemap" },
 	{ "mm_filemap_delete_from_page_cache", "filemap" },
 	{ "sched_process_exec", "sched" },
-	{ "irq_handler_entry", "irq" },
-	{ "irq_handler_exit", "irq" },
-	{ "softirq_entry", "irq" },
-	{ "softirq_exit", "irq" },
 	{ "sched_process_fork", "sched" },
 	{ "sched_process_exit", "sched" },
 };
@@ -57,16 +53,14 @@ static void tp_progs(struct cachescope_bpf *skel, int i,
 		skel->progs.btf_kmem_cache_alloc, skel->progs.btf_kmem_cache_free,
 		skel->progs.btf_kmalloc, skel->progs.btf_kfree,
 		skel->progs.btf_page_add, skel->progs.btf_page_del,
-		skel->progs.btf_exec, skel->progs.btf_irq_entry, skel->progs.btf_irq_exit,
-		skel->progs.btf_softirq_entry, skel->progs.btf_softirq_exit,
+		skel->progs.btf_exec,
 		skel->progs.btf_fork, skel->progs.btf_exit_task,
 	};
 	struct bpf_program *c[LOADER_NR_TP] = {
 		skel->progs.tp_kmem_cache_alloc, skel->progs.tp_kmem_cache_free,
 		skel->progs.tp_kmalloc, skel->progs.tp_kfree,
 		skel->progs.tp_page_add, skel->progs.tp_page_del,
-		skel->progs.tp_exec, skel->progs.tp_irq_entry, skel->progs.tp_irq_exit,
-		skel->progs.tp_softirq_entry, skel->progs.tp_softirq_exit,
+		skel->progs.tp_exec,
 		skel->progs.tp_fork, skel->progs.tp_exit_task,
 	};
 

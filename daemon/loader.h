@@ -20,7 +20,7 @@ typedef int (*loader_sample_fn)(void *ctx, int cpu, const void *data, size_t siz
 /* a record of the allocation stacks' ring (struct cs_stack), ctx sample_fn's */
 typedef void (*loader_stack_fn)(void *ctx, const void *data, size_t size);
 
-#define LOADER_NR_TP 13	/* the last two: --pid-tree only */
+#define LOADER_NR_TP 9	/* the last two: --pid-tree only */
 
 struct loader_ring {
 	struct loader *ld;

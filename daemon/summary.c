@@ -209,10 +209,11 @@ void summary_print(const struct summary *s, FILE *out)
 	fprintf(out, "kernel: recursion_misses=%" PRIu64 " free_unmatched=%" PRIu64
 		" unseen_frees=%" PRIu64 " live_map_evictions=%" PRIu64
 		" evicted_map_evictions=%" PRIu64 " page_evictions=%" PRIu64
-		" page_truncations=%" PRIu64 "\n",
+		" page_truncations=%" PRIu64 " irq_frees=%" PRIu64 "\n",
 		s->recursion_misses, (uint64_t)k->free_unmatched,
 		(uint64_t)(k->live_replaced + k->track_reclaimed), s->live_evictions,
-		s->evicted_evictions, (uint64_t)k->evictions, (uint64_t)k->truncations);
+		s->evicted_evictions, (uint64_t)k->evictions, (uint64_t)k->truncations,
+		(uint64_t)k->irq_frees);
 	if (s->stacks)
 		fprintf(out, "stacks: received=%" PRIu64 " taken=%" PRIu64 " limited=%" PRIu64
 			" ring_full=%" PRIu64 " unwound=%" PRIu64 " unreadable=%" PRIu64

@@ -202,6 +202,44 @@ static void filter__comm__only_tasks_of_that_name(void **state)
 	assert_true(sum(&t, "filp", pid, "allocs") >= 300);
 }
 
+/* A process at both ends of a loopback TCP connection: its sends run the
+ * receive path in a softirq on the IRQ stack while it is current, and what
+ * that frees of its objects is the interrupt's, not the process's own
+ * (in_irq_ctx: where the program's frame is).  Traced alone (--comm), so
+ * every irq_free counted is one of its objects. */
+static void interrupts__loopback_tcp__softirq_frees_not_its_own(void **state)
+{
+	const char *extra[] = { "--comm", "tcploop", NULL };
+	char out[256], sum_out[8192], *p;
+	unsigned long long irq_frees;
+	struct daemon d;
+	struct table t;
+	long pid;
+	FILE *f;
+	size_t n;
+
+	need_root(state);
+	pid = run_beside(&d, "irq", 3, extra, &t, out, sizeof(out),
+			 "%s/tests/helpers/tcploop 2", build);
+	assert_true(pid > 0);
+	f = fopen(d.out, "r");
+	assert_non_null(f);
+	n = fread(sum_out, 1, sizeof(sum_out) - 1, f);
+	fclose(f);
+	sum_out[n] = 0;
+	p = strstr(sum_out, " irq_frees=");
+	assert_non_null(p);
+	irq_frees = strtoull(p + strlen(" irq_frees="), NULL, 10);
+	fprintf(stderr, "tcploop: %lld frees of its objects, %llu of them in an interrupt\n",
+		(long long)sum(&t, NULL, pid, "frees"), irq_frees);
+	assert_true(irq_frees > 0);
+	/* and not every free: the struct file of each round's eventfd is
+	 * freed by the process itself (were the programs' frames off the task
+	 * stack everywhere, on a private stack, all would count) */
+	assert_true(sum(&t, "filp", pid, "frees") > 1000);
+	assert_true(irq_frees <= sum(&t, NULL, pid, "frees") - sum(&t, "filp", pid, "frees"));
+}
+
 static void filter__cgroup__only_tasks_in_it(void **state)
 {
 	const char *extra[] = { "--cgroup", NULL, NULL };
@@ -1354,6 +1392,7 @@ int main(void)
 		cmocka_unit_test(page__inode_number_reused__rows_name_the_new_file),
 		cmocka_unit_test(filter__pid__only_that_process),
 		cmocka_unit_test(filter__comm__only_tasks_of_that_name),
+		cmocka_unit_test(interrupts__loopback_tcp__softirq_frees_not_its_own),
 		cmocka_unit_test(filter__cgroup__only_tasks_in_it),
 		cmocka_unit_test(tracepoints__classic__same_events),
 		cmocka_unit_test(cli__running_daemon__stats_and_top),

@@ -238,7 +238,7 @@ uint64_t sum(const struct table *t, const char *key, long tgid,
 	int r;
 
 	for (r = 0; r < t->nrows; r++) {
-		if (strcmp(cell(t, r, "key"), key))
+		if (key && strcmp(cell(t, r, "key"), key))
 			continue;
 		if (tgid && atol(cell(t, r, "tgid")) != tgid)
 			continue;

@@ -45,6 +45,7 @@ int run_cmd(const char *cmd, char *out, size_t n);
 void table_read(struct table *t, const char *path);
 const char *cell(const struct table *t, int row, const char *name);
 /* Sum a column over the rows of (key, tgid); tgid 0 means any. */
+/* key NULL: every key */
 uint64_t sum(const struct table *t, const char *key, long tgid, const char *column);
 uint64_t sum_family(const struct table *t, const char *key, const char *comm,
 		    const char *column);
