@@ -84,9 +84,13 @@ SEC("tp_btf/kmalloc")
 int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags, int node)
 {
-	__u64 t0 = run_start();
-	int shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc));
+	__u64 t0;
+	int shift;
 
+	if (shed_mask & CS_SHED_KMALLOC)
+		return 0;
+	t0 = run_start();
+	shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc));
 	if (shift >= 0)
 		handle_alloc(ctx, call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc,
 			     node, CS_F_KMALLOC, true, shift);
@@ -107,9 +111,12 @@ int BPF_PROG(btf_kfree, unsigned long call_site, const void *ptr)
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(btf_page_add, struct folio *folio)
 {
-	__u64 t0 = run_start();
 	struct folio_id fid;
+	__u64 t0;
 
+	if (shed_mask & CS_SHED_PAGE)
+		return 0;
+	t0 = run_start();
 	if (!folio_identify(folio, &fid))
 		return 0;
 	handle_page_add(&fid, true);
@@ -120,9 +127,12 @@ int BPF_PROG(btf_page_add, struct folio *folio)
 SEC("tp_btf/mm_filemap_delete_from_page_cache")
 int BPF_PROG(btf_page_del, struct folio *folio)
 {
-	__u64 t0 = run_start();
 	struct folio_id fid;
+	__u64 t0;
 
+	if (shed_mask & CS_SHED_PAGE)
+		return 0;
+	t0 = run_start();
 	if (!folio_identify(folio, &fid))
 		return 0;
 	handle_page_del(&fid, true);
@@ -336,6 +346,8 @@ int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
 	__u32 req = ctx->bytes_req, alloc = ctx->bytes_alloc;
 	int node = ctx->node, shift;
 
+	if (shed_mask & CS_SHED_KMALLOC)
+		return 0;
 	barrier_var(ptr);
 	shift = alloc_track(ptr, (__u32)kmalloc_id(alloc));
 	if (shift < 0)
@@ -369,6 +381,8 @@ int tp_page_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 {
 	struct folio_id fid;
 
+	if (shed_mask & CS_SHED_PAGE)
+		return 0;
 	classic_fid(ctx, &fid);
 	return handle_page_add(&fid, false);
 }
@@ -378,6 +392,8 @@ int tp_page_del(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 {
 	struct folio_id fid;
 
+	if (shed_mask & CS_SHED_PAGE)
+		return 0;
 	classic_fid(ctx, &fid);
 	return handle_page_del(&fid, false);
 }

@@ -174,6 +174,13 @@ enum cs_kv_op {
 					 * the daemon rejects it unless it
 					 * started the process (--workload) */
 
+/* What --budget sheds, in this order while over it at the sampler's floor
+ * (shed_mask): the page-cache programs (no refaults, so no thrash label
+ * on files, while shed), then kmalloc's allocations (no new kmalloc-*
+ * objects tracked; the frees of those tracked still are). */
+#define CS_SHED_PAGE		(1u << 0)
+#define CS_SHED_KMALLOC		(1u << 1)
+
 /* users whose processes' probe records are believed (--probe-user) */
 #define CS_PROBE_UIDS		8
 

@@ -28,4 +28,9 @@ const volatile __u32 stack_per_s = 0;
  * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS); the daemon's sampler sets it. */
 __u8 cache_shift[CS_SHIFT_SLOTS] = {};
 
+/* Optional programs whose work the daemon's --budget has shed (CS_SHED_*):
+ * such a program returns at its first load.  A bss flag, not a detach:
+ * after the privilege drop the daemon could not attach it again. */
+__u32 shed_mask = 0;
+
 #endif /* CS_TUNABLES_BPF_H */

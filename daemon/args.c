@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "args.h"
+#include "budget.h"
 #include "csv.h"
 #include "cachescope.h"
 #include "classify.h"
@@ -67,6 +68,7 @@ enum {
 	OPT_FOLD_MS,
 	OPT_SAMPLE,
 	OPT_SAMPLE_BUDGET,
+	OPT_BUDGET,
 	OPT_USAGE,
 	OPT_EXPORT_MB,
 	OPT_METRICS_ADDR,
@@ -111,6 +113,7 @@ static const struct argp_option options[] = {
 	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its user's and command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
 	{ "sample", OPT_SAMPLE, "N|auto", 0, "Track 1 in N slab allocations, at random (a power of two, 1..1024; 1: every object), or auto: every object while the records stay within --sample-budget, past it fewer of the busiest caches (default auto)", 0 },
 	{ "sample-budget", OPT_SAMPLE_BUDGET, "N", 0, "Slab records per second that auto sampling aims to stay under (default 50000)", 0 },
+	{ "budget", OPT_BUDGET, "PERCENT|off", 0, "What tracing may cost, in percent of one CPU (the BPF programs' run time plus the daemon's CPU, measured each second); over it fewer slab objects are tracked, then the page-cache programs and kmalloc's allocations are shed, and all come back as the cost falls (default 25)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
@@ -149,6 +152,7 @@ void env_defaults(struct env *env)
 	env->fold_ms = 1000;
 	env->sample_shift = -1;
 	env->sample_budget = 50000;
+	env->budget_pct = BUDGET_DEFAULT_PCT;
 	env->probe_uids[0] = 0;
 	env->nprobe_uids = 1;
 }
@@ -387,6 +391,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_EPS:
 		return parse_double("eps", arg, 0, 2.24, &env->eps) ? EINVAL : 0;
+	case OPT_BUDGET:
+		if (!strcmp(arg, "off")) {
+			env->budget_pct = 0;
+			return 0;
+		}
+		return parse_double("budget", arg, 0, 800, &env->budget_pct) ? EINVAL : 0;
 	case OPT_SAMPLE: {
 		long n;
 

@@ -791,8 +791,13 @@ enum cs_label classify(const struct rules *r, int dom, const char *key,
 {
 	enum cs_label l = classify_host(r, dom, key, f, e, kview, reason, n);
 
-	if (l != LABEL_NORMAL)
-		gpu_evidence(e, reason, n);
+	if (l == LABEL_NORMAL)
+		return l;
+	/* counts that rest on sampled objects (the sampler, --budget) say so */
+	if (dom == DOM_SLAB && sample_of(e) > 1)
+		str_append(reason, n, "; from 1 in %u objects tracked (sampled: counts estimated)",
+			   (unsigned int)sample_of(e));
+	gpu_evidence(e, reason, n);
 	return l;
 }
 

@@ -35,6 +35,23 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "sample_shift_peak", c->sample_shift_peak);
 	report_u64(f, "sample_slots", c->sample_slots);
 	report_u64(f, "sample_changes", c->sample_changes);
+	/* --budget: the limit (0: off), the last second's cost and its parts,
+	 * where the BPF part came from, the slab records budget and what is
+	 * shed now, and how often the controller acted */
+	report_dbl(f, "budget_pct", c->budget.pct, 1);
+	report_dbl(f, "budget_cost_pct", c->budget.cost_pct, 2);
+	report_dbl(f, "budget_bpf_pct", c->budget.bpf_pct, 2);
+	report_dbl(f, "budget_daemon_pct", c->budget.daemon_pct, 2);
+	report_dbl(f, "budget_peak_pct", c->budget.peak_pct, 2);
+	report_u64(f, "budget_bpf_kernel", c->budget.kernel);	/* 0: estimated */
+	report_u64(f, "budget_records_per_s", c->budget.records);
+	/* 0 none, 1 the page-cache programs, 2 those and kmalloc's allocations */
+	report_u64(f, "budget_shed_level", c->budget.level);
+	report_u64(f, "budget_lowered", c->budget.lowered);
+	report_u64(f, "budget_raised", c->budget.raised);
+	report_u64(f, "budget_sheds", c->budget.sheds);
+	report_u64(f, "budget_restores", c->budget.restores);
+	report_u64(f, "budget_over_s", c->budget.over_s);
 	report_u64(f, "page_evictions", c->k.evictions);
 	report_u64(f, "keys_dropped", c->w.keys_dropped);
 	report_u64(f, "keys_exited", c->w.keys_exited);
@@ -139,6 +156,7 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->sample_shift_peak = c->sample_shift_peak;
 	m->sample_slots = c->sample_slots;
 	m->sample_changes = c->sample_changes;
+	m->budget = c->budget;
 	for (i = 0; i < REJ_N; i++)
 		metrics_named_set(&m->usdt_rejected, usdt_reject_name(i), c->w.rejected_by[i]);
 	metrics_named_set(&m->control, "served", c->ctl.served);

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include "../bpf/cachescope.h"
+#include "budget.h"
 #include "classify.h"
 #include "control.h"
 #include "httpd.h"
@@ -39,6 +40,7 @@ struct counters {
 	uint64_t anomalous[LABEL_COUNT];
 	unsigned int sample_shift, sample_shift_peak, sample_slots;
 	uint64_t sample_changes;
+	struct budget budget;		/* --budget: the controller's state */
 	uint64_t history_vectors, history_trimmed;
 	double history_s;
 	struct rows_stats rows;		/* kept for cachescope export */

@@ -722,6 +722,11 @@ uint64_t loader_consumed(const struct loader *ld)
 	return sum;
 }
 
+void loader_set_shed(struct loader *ld, unsigned int mask)
+{
+	__atomic_store_n(&ld->skel->bss->shed_mask, mask, __ATOMIC_RELAXED);
+}
+
 void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int shift)
 {
 	/* the bss is mapped: the programs read it at their next alloc */

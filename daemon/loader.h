@@ -87,6 +87,8 @@ void loader_read_stats(const struct loader *ld, struct cs_stats *sum);
 /* Track 1 in 2^shift slab objects of the caches of slot from now on
  * (CS_TRACK_SLOTS, CS_SHIFT_SLOTS). */
 void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int shift);
+/* The optional programs whose work is shed (CS_SHED_*, --budget). */
+void loader_set_shed(struct loader *ld, unsigned int mask);
 /* Have every CPU move its staged records to its ring (before a drain that
  * must see all records up to now). */
 void loader_flush(const struct loader *ld);

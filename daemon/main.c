@@ -31,6 +31,7 @@
 #include "psi.h"
 #include "pyproc.h"
 #include "args.h"
+#include "budget.h"
 #include "cgroup.h"
 #include "classify.h"
 #include "control.h"
@@ -123,6 +124,10 @@ struct daemon {
 	 * bins (a record each, in records mode), records CUPTI dropped */
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	struct sampler smp;		/* how many slab objects are tracked */
+	struct budget budget;		/* --budget: what tracing may cost */
+	/* the estimate of the programs' run time where the kernel does not
+	 * time them: slab events the records stand for, and the records */
+	uint64_t est_runs, est_records;
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
@@ -161,11 +166,14 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		d->gpu_records += e.gpu.count;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
 		sampler_count(&d->smp, cs_shift_slot((uint32_t)e.slab.cache));
+		/* each record of a tracked object stands for 2^shift events */
+		d->est_runs += 1ull << (e.slab.shift & 31);
 		/* a free, or an alloc that reports the unseen free of the
 		 * object it replaced: that object's stack goes */
 		if (d->stacks && (e.type == CS_EV_SLAB_FREE || (e.flags & CS_F_UNSEEN)))
 			stacks_freed(d->stacks, e.slab.ptr, e.ts_ns - e.slab.lifetime_ns);
 	}
+	d->est_records++;
 	if (wtable_apply(d->wt, &e))
 		d->lost_nomem++;
 	return 0;
@@ -533,6 +541,7 @@ static void counters_take(struct daemon *d, struct counters *c)
 	c->sample_shift_peak = d->smp.peak_shift;
 	c->sample_slots = d->smp.sampled;
 	c->sample_changes = d->smp.changes;
+	c->budget = d->budget;
 	c->history_vectors = d->an.n;
 	c->history_trimmed = d->an.history_trimmed;
 	c->history_s = analysis_history_s(&d->an, wtable_window_of(d->wt, now),
@@ -814,6 +823,7 @@ static void print_summary(struct daemon *d)
 		s->run_times = &rt;
 	loader_map_evictions(&d->ld, &s->k, &s->live_evictions, &s->evicted_evictions);
 	s->smp = &d->smp;
+	s->budget = &d->budget;
 	s->sample_budget = d->env.sample_budget;
 	s->max_keys = d->env.max_keys;
 	s->history_max = d->env.history_max;
@@ -1193,6 +1203,51 @@ static void update_sampling(struct daemon *d, uint64_t now)
 			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
 }
 
+/* --budget: measure the cost once a second and apply what the controller
+ * decides: the sampler's records budget, the programs shed.  The BPF part
+ * from the kernel's accounting when it is on (kernel.bpf_stats_enabled,
+ * --bpf-stats), else estimated from the events the records stand for. */
+static void update_budget(struct daemon *d, uint64_t now)
+{
+	struct loader_prog_stats ps;
+	uint64_t bpf_ns, was = d->budget.records;
+	unsigned int level = d->budget.level;
+	bool kernel;
+
+	if (d->budget.started && now < d->budget.last_ns + BUDGET_EVERY_NS)
+		return;
+	kernel = bpf_stats_enabled(d) > 0;
+	if (kernel) {
+		loader_prog_stats(&d->ld, &ps, NULL, NULL);
+		bpf_ns = ps.run_time_ns;
+	} else {
+		bpf_ns = (uint64_t)((double)d->est_runs * BUDGET_EST_RUN_NS +
+				    (double)d->est_records * BUDGET_EST_RECORD_NS);
+	}
+	if (!budget_update(&d->budget, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID), bpf_ns, kernel))
+		return;
+	if (!d->smp.fixed)
+		d->smp.budget = d->budget.records;
+	if (d->budget.level != level) {
+		loader_set_shed(&d->ld, budget_shed_mask(d->budget.level));
+		if (d->budget.level > level)
+			log_warn("budget: tracing cost %.1f%% of a CPU (BPF %.1f%%%s, daemon %.1f%%), over --budget %g%% with the fewest objects tracked: shedding %s (%s)",
+				 d->budget.cost_pct, d->budget.bpf_pct, kernel ? "" : " estimated",
+				 d->budget.daemon_pct, d->budget.pct,
+				 d->budget.level == BUDGET_SHED_PAGE ? "the page-cache programs" :
+								       "kmalloc's allocations",
+				 d->budget.level == BUDGET_SHED_PAGE ? "no refaults, no thrash label on files, until they are back" :
+								       "no new kmalloc-* objects tracked until they are back");
+		else
+			log_notice("budget: tracing cost %.1f%% of a CPU, under --budget %g%%: shed now %s",
+				   d->budget.cost_pct, d->budget.pct, budget_level_name(d->budget.level));
+	} else if (d->budget.records != was) {
+		log_info("budget: tracing cost %.1f%% of a CPU (BPF %.1f%%%s, daemon %.1f%%), --budget %g%%: slab records budget %" PRIu64 " -> %" PRIu64 "/s",
+			 d->budget.cost_pct, d->budget.bpf_pct, kernel ? "" : " estimated",
+			 d->budget.daemon_pct, d->budget.pct, was, d->budget.records);
+	}
+}
+
 /* --interval's line (status.h); anomalous keys as the metrics count them */
 static void print_status(struct daemon *d, uint64_t now)
 {
@@ -1230,6 +1285,7 @@ static void on_tick(struct daemon *d)
 	now = clock_ns(CLOCK_MONOTONIC);
 	read_drops(d);
 	wtable_note_drops(d->wt, d->dropped_now, now);
+	update_budget(d, now);
 	update_sampling(d, now);
 	if (d->ks && now - d->last_kstate_ns >= KSTATE_EVERY_NS) {
 		d->last_kstate_ns = now;
@@ -1432,6 +1488,9 @@ static int load_and_attach(struct daemon *d)
 	d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	sampler_init(&d->smp, d->env.sample_shift, CS_SAMPLE_SHIFT_MAX, d->env.sample_budget,
 		     d->start_ns);
+	/* a fixed --sample leaves the budget only the programs to shed */
+	budget_init(&d->budget, d->env.budget_pct,
+		    d->smp.fixed ? BUDGET_MIN_RECORDS : (uint64_t)d->env.sample_budget);
 	set_shifts(d);
 	d->real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	d->t0 = d->start_ns - d->start_ns % window_ns;

@@ -430,6 +430,36 @@ static void named(FILE *f, const char *name, const char *type, const char *help,
 			metrics_escape(esc, sizeof(esc), s->name[i]), s->v[i]);
 }
 
+/* --budget: the limit, the last second's cost by part, the records budget
+ * it leaves the sampler, what it sheds now and how often it acted */
+static void budget_metrics(FILE *f, const struct budget *b)
+{
+	unsigned int l;
+
+	one_dbl(f, "cachescope_budget_percent", "gauge",
+		"--budget: what tracing may cost, percent of one CPU (0: off)", b->pct);
+	head(f, "cachescope_cost_percent", "gauge",
+	     "What tracing cost in the last second, percent of one CPU: the BPF programs' run time (source: kernel accounting or estimate) and the daemon's CPU");
+	fprintf(f, "cachescope_cost_percent{part=\"bpf\",source=\"%s\"} %.3f\n",
+		b->kernel ? "kernel" : "estimate", b->bpf_pct);
+	fprintf(f, "cachescope_cost_percent{part=\"daemon\",source=\"cpu_clock\"} %.3f\n",
+		b->daemon_pct);
+	one_u64(f, "cachescope_budget_slab_records_per_second", "gauge",
+		"The slab records a second the budget leaves the sampler (--sample-budget at most)",
+		b->records);
+	head(f, "cachescope_budget_shed", "gauge",
+	     "Optional programs whose work --budget has shed now (1), by probe");
+	for (l = BUDGET_SHED_PAGE; l < BUDGET_LEVELS; l++)
+		fprintf(f, "cachescope_budget_shed{probe=\"%s\"} %d\n",
+			l == BUDGET_SHED_PAGE ? "page_cache" : "kmalloc", b->level >= l);
+	head(f, "cachescope_budget_actions_total", "counter",
+	     "What --budget did: records budget lowered or raised, a level shed or restored");
+	fprintf(f, "cachescope_budget_actions_total{action=\"lowered\"} %" PRIu64 "\n", b->lowered);
+	fprintf(f, "cachescope_budget_actions_total{action=\"raised\"} %" PRIu64 "\n", b->raised);
+	fprintf(f, "cachescope_budget_actions_total{action=\"shed\"} %" PRIu64 "\n", b->sheds);
+	fprintf(f, "cachescope_budget_actions_total{action=\"restored\"} %" PRIu64 "\n", b->restores);
+}
+
 static void keys(FILE *f, const struct metrics_keys *ks, bool bytes)
 {
 	char d[METRICS_ESC_SIZE(8)], k[METRICS_ESC_SIZE(METRICS_KEY_LEN)];
@@ -662,6 +692,7 @@ int metrics_render(const struct metrics *m, const struct metrics_detail *det,
 		"Slots of caches with a sampling shift now", m->sample_slots);
 	one_u64(f, "cachescope_slab_sample_changes_total", "counter",
 		"Sampling shifts changed", m->sample_changes);
+	budget_metrics(f, &m->budget);
 	named(f, "cachescope_usdt_rejected_total", "counter",
 	      "User-space probe records rejected, by reason: untrusted (a process not believed) or a value out of bounds", "reason",
 	      &m->usdt_rejected);

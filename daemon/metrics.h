@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "budget.h"
 
 #define METRICS_MAX_KEYS 256	/* keys with live_* series, at most */
 #define METRICS_KEY_LEN 64
@@ -161,6 +162,7 @@ struct metrics {
 	uint64_t csv_rows, csv_rotations, csv_rows_dropped;
 	unsigned int sample_shift, sample_shift_peak, sample_slots;
 	uint64_t sample_changes;
+	struct budget budget;		/* --budget */
 	struct metrics_named usdt_rejected;	/* by reason */
 	struct metrics_named control;	/* control-socket clients, by result */
 	uint64_t scrapes;		/* /metrics requests answered */

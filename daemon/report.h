@@ -23,7 +23,7 @@
 enum report_fmt { REPORT_TEXT, REPORT_JSON };
 
 /* ---- counters: name value pairs, in order ---- */
-#define REPORT_MAX_FIELDS 96
+#define REPORT_MAX_FIELDS 128
 
 struct report_field {
 	char name[48];

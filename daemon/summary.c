@@ -226,9 +226,23 @@ void summary_print(const struct summary *s, FILE *out)
 			s->stacks_st.freed_first, s->stacks_st.kept, s->stacks_st.unique, s->stacks_st.unwind_ns / 1e6);
 	fprintf(out, "sampling: %s, 1 in %u slab objects tracked in the busiest caches at the end"
 		" (%u of %u slots of caches thinned), 1 in %u at most, %" PRIu64
-		" changes (budget %ld records/s)\n",
+		" changes (records budget %ld/s of --sample-budget %ld)\n",
 		s->smp->fixed ? "fixed" : "auto", 1u << s->smp->top_shift, s->smp->sampled,
-		CS_SHIFT_SLOTS, 1u << s->smp->peak_shift, s->smp->changes, s->sample_budget);
+		CS_SHIFT_SLOTS, 1u << s->smp->peak_shift, s->smp->changes, (long)s->smp->budget, s->sample_budget);
+	if (s->budget && s->budget->pct > 0)
+		fprintf(out, "budget: %g%% of a CPU; cost in the last second %.1f%% (BPF %.1f%% %s, daemon %.1f%%), peak %.1f%%, over in %" PRIu64
+			" of %" PRIu64 " seconds; slab records budget %" PRIu64 "/s (lowered %" PRIu64 ", raised %" PRIu64
+			"); shed now %s (shed %" PRIu64 ", restored %" PRIu64 ")\n",
+			s->budget->pct, s->budget->cost_pct, s->budget->bpf_pct,
+			s->budget->kernel ? "kernel" : "estimated", s->budget->daemon_pct,
+			s->budget->peak_pct, s->budget->over_s, s->budget->measured, s->budget->records,
+			s->budget->lowered, s->budget->raised, budget_level_name(s->budget->level),
+			s->budget->sheds, s->budget->restores);
+	else if (s->budget)
+		fprintf(out, "budget: off; cost in the last second %.1f%% (BPF %.1f%% %s, daemon %.1f%%), peak %.1f%%\n",
+			s->budget->cost_pct, s->budget->bpf_pct,
+			s->budget->kernel ? "kernel" : "estimated", s->budget->daemon_pct,
+			s->budget->peak_pct);
 	fprintf(out, "keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64
 		" idle_merged=%" PRIu64 " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
 		" share_events=%" PRIu64

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "budget.h"
 #include "analysis.h"
 #include "csv.h"
 #include "loader.h"
@@ -51,6 +52,7 @@ struct summary {
 	uint64_t live_evictions, evicted_evictions;	/* loader_map_evictions */
 	uint64_t bad_records, lost_nomem;
 	const struct sampler *smp;
+	const struct budget *budget;
 	long sample_budget, max_keys, history_max;
 	size_t history_vectors;
 	uint64_t history_trimmed;

@@ -245,6 +245,17 @@ static void args_parse__sample__power_of_two_or_auto(void **state)
 	assert_int_equal(PARSE(&env, "--sample", "0"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--sample", "2048"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--sample-budget", "10"), -EINVAL);
+	/* --budget: percent of one CPU, or off */
+	env_defaults(&env);
+	assert_true(env.budget_pct == 25);
+	assert_int_equal(PARSE(&env, "--budget", "2.5"), 0);
+	assert_true(env.budget_pct == 2.5);
+	assert_int_equal(PARSE(&env, "--budget", "off"), 0);
+	assert_true(env.budget_pct == 0);
+	assert_int_equal(PARSE(&env, "--budget", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--budget", "-3"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--budget", "900"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--budget", "5%"), -EINVAL);
 }
 
 static void args_parse__metrics_addr__parsed_or_refused(void **state)

@@ -487,6 +487,8 @@ static void classify__old_objects_rise_amid_churn__leak(void **state)
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	e.sample = 8;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
+	/* a label on sampled counts says so */
+	assert_non_null(strstr(reason, "; from 1 in 8 objects tracked (sampled: counts estimated)"));
 	/* where the records behind the rise are known, they count: objects
 	 * tracked one by one before the sampling went up to 1 in 64 */
 	e.sample = 64;

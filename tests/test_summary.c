@@ -138,7 +138,11 @@ static void summary_labelled__counts_merged_in_analysis__shown_under_the_others_
 static void summary_print__counters__their_lines(void **state)
 {
 	struct summary s = { 0 };
-	struct sampler smp = { .top_shift = 3, .peak_shift = 4, .sampled = 7, .changes = 62 };
+	struct sampler smp = { .top_shift = 3, .peak_shift = 4, .sampled = 7, .changes = 62,
+			       .budget = 20000 };
+	struct budget b = { .pct = 25, .cost_pct = 24.5, .bpf_pct = 20.25, .daemon_pct = 4.25,
+			    .peak_pct = 61.5, .kernel = false, .records = 20000, .lowered = 3,
+			    .level = BUDGET_SHED_PAGE, .sheds = 1, .over_s = 4, .measured = 21 };
 	struct loader_prog_stats ps = { .name = "tp_kmem_alloc", .run_cnt = 4, .run_time_ns = 400,
 					.recursion_misses = 1 };
 	struct loader_prog_stats idle = { .name = "tp_idle" };
@@ -154,6 +158,7 @@ static void summary_print__counters__their_lines(void **state)
 	s.w.keys = 1822;
 	s.w.keys_exited = 996;
 	s.smp = &smp;
+	s.budget = &b;
 	s.sample_budget = 50000;
 	s.max_keys = 4096;
 	s.history_max = 16384;
@@ -170,8 +175,9 @@ static void summary_print__counters__their_lines(void **state)
 		"  tp_kmem_alloc                       4 runs      100 ns/run      1 recursion misses\n"
 		"cachescoped: 21.10 s, 201 windows, 9104 rows, 1822 keys\n"
 		"events: produced=100 consumed=100 dropped=0 (produced = consumed + dropped) late=0 bad=0 lost_nomem=0\n"
-		"kernel: recursion_misses=0 free_unmatched=0 unseen_frees=0 live_map_evictions=0 evicted_map_evictions=0 page_evictions=0 page_truncations=0\n"
-		"sampling: auto, 1 in 8 slab objects tracked in the busiest caches at the end (7 of 1024 slots of caches thinned), 1 in 16 at most, 62 changes (budget 50000 records/s)\n"
+		"kernel: recursion_misses=0 free_unmatched=0 unseen_frees=0 live_map_evictions=0 evicted_map_evictions=0 page_evictions=0 page_truncations=0 irq_frees=0\n"
+		"sampling: auto, 1 in 8 slab objects tracked in the busiest caches at the end (7 of 1024 slots of caches thinned), 1 in 16 at most, 62 changes (records budget 20000/s of --sample-budget 50000)\n"
+		"budget: 25% of a CPU; cost in the last second 24.5% (BPF 20.2% estimated, daemon 4.2%), peak 61.5%, over in 4 of 21 seconds; slab records budget 20000/s (lowered 3, raised 0); shed now page_cache (shed 1, restored 0)\n"
 		"keys: now=1822 dropped=0 exited=996 idle_merged=0 evicted=0 (budget 4096) others_events=0 share_events=0; history: 6057 vectors, 0 trimmed (max 16384)\n"
 		"usdt: rejected=0 kv_blocks=0 kv_queue_full=0\n"
 		"csv: rows=9104 lost=0 rotations=0 files_dropped=0 rows_dropped=0\n");

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The overhead budget's controller (see budget.h).  Cutting is
+ * proportional and immediate (a second over costs a second); giving back
+ * waits, grows by half at a time and stops at --sample-budget, so that a
+ * load near the limit does not flap between two settings.
+ */
+#include "budget.h"
+#include "cachescope.h"
+
+void budget_init(struct budget *b, double pct, uint64_t max_records)
+{
+	*b = (struct budget){ .pct = pct, .max_records = max_records, .records = max_records };
+}
+
+unsigned int budget_shed_mask(unsigned int level)
+{
+	return (level >= BUDGET_SHED_PAGE ? CS_SHED_PAGE : 0) |
+	       (level >= BUDGET_SHED_KMALLOC ? CS_SHED_KMALLOC : 0);
+}
+
+const char *budget_level_name(unsigned int level)
+{
+	static const char *const names[BUDGET_LEVELS] = { "none", "page_cache",
+							  "page_cache,kmalloc" };
+
+	return level < BUDGET_LEVELS ? names[level] : "?";
+}
+
+bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64_t bpf_ns,
+		   bool kernel)
+{
+	uint64_t dt, floor_records;
+	bool changed = false;
+	double cut;
+
+	/* a change of source (the kernel's accounting switched on or off)
+	 * starts over: the two sums do not subtract */
+	if (!b->started || kernel != b->last_kernel || bpf_ns < b->last_bpf_ns ||
+	    daemon_ns < b->last_daemon_ns) {
+		b->started = true;
+		b->last_kernel = kernel;
+		b->last_ns = now_ns;
+		b->last_daemon_ns = daemon_ns;
+		b->last_bpf_ns = bpf_ns;
+		return false;
+	}
+	if (now_ns < b->last_ns + BUDGET_EVERY_NS)
+		return false;
+	dt = now_ns - b->last_ns;
+	b->bpf_pct = 100.0 * (double)(bpf_ns - b->last_bpf_ns) / (double)dt;
+	b->daemon_pct = 100.0 * (double)(daemon_ns - b->last_daemon_ns) / (double)dt;
+	b->cost_pct = b->bpf_pct + b->daemon_pct;
+	if (b->cost_pct > b->peak_pct)
+		b->peak_pct = b->cost_pct;
+	b->kernel = kernel;
+	b->measured++;
+	b->last_ns = now_ns;
+	b->last_daemon_ns = daemon_ns;
+	b->last_bpf_ns = bpf_ns;
+	if (b->pct <= 0)
+		return false;
+
+	floor_records = b->max_records < BUDGET_MIN_RECORDS ? b->max_records : BUDGET_MIN_RECORDS;
+	if (b->cost_pct > b->pct) {
+		b->over_s++;
+		b->under_since_ns = 0;
+		if (b->records > floor_records) {
+			/* to where the cost would fit, with a tenth to spare */
+			cut = (double)b->records * b->pct / b->cost_pct * 0.9;
+			b->records = cut > (double)floor_records ? (uint64_t)cut : floor_records;
+			b->lowered++;
+			b->over_since_ns = now_ns;
+			return true;
+		}
+		if (!b->over_since_ns)
+			b->over_since_ns = now_ns;
+		if (b->level + 1 < BUDGET_LEVELS && now_ns - b->over_since_ns >= BUDGET_SHED_AFTER_NS) {
+			b->level++;
+			b->sheds++;
+			b->over_since_ns = now_ns;
+			changed = true;
+		}
+		return changed;
+	}
+	b->over_since_ns = 0;
+	if (b->cost_pct >= b->pct * BUDGET_LOW_SHARE) {
+		b->under_since_ns = 0;
+		return false;
+	}
+	if (!b->under_since_ns) {
+		b->under_since_ns = now_ns;
+		return false;
+	}
+	if (b->level) {
+		if (now_ns - b->under_since_ns >= BUDGET_BACK_AFTER_NS) {
+			b->level--;
+			b->restores++;
+			b->under_since_ns = now_ns;
+			return true;
+		}
+		return false;
+	}
+	if (b->records < b->max_records && now_ns - b->under_since_ns >= BUDGET_GROW_AFTER_NS) {
+		b->records = b->records + b->records / 2 < b->max_records ?
+			     b->records + b->records / 2 : b->max_records;
+		b->raised++;
+		b->under_since_ns = now_ns;
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --budget PERCENT: what tracing may cost, as a share of one CPU: the BPF
+ * programs' run time (the kernel's own accounting where it is on, else an
+ * estimate from the slab traffic and the records) plus the daemon's CPU.
+ * Measured once a second.  Over the budget, the sampler's records budget
+ * is cut in proportion (fewer tracked objects: fewer map inserts, records
+ * and ingest); at its floor and still over for BUDGET_SHED_AFTER_NS, the
+ * optional programs are shed, one level at a time (CS_SHED_*: the page
+ * cache, then kmalloc's allocations).  Well under it (BUDGET_LOW_SHARE),
+ * the levels come back one at a time, then the records budget grows back
+ * to --sample-budget.  Pure logic: main.c feeds it the two clocks and
+ * applies what it decides.
+ */
+#ifndef CS_BUDGET_H
+#define CS_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BUDGET_DEFAULT_PCT	25.0
+#define BUDGET_EVERY_NS		1000000000ull	/* one measurement a second */
+#define BUDGET_MIN_RECORDS	1000ull		/* the sampler's floor, records/s */
+#define BUDGET_SHED_AFTER_NS	3000000000ull	/* over at the floor this long: shed */
+#define BUDGET_BACK_AFTER_NS	10000000000ull	/* well under this long: a level back */
+#define BUDGET_GROW_AFTER_NS	2000000000ull	/* well under this long: more records */
+#define BUDGET_LOW_SHARE	0.6		/* "well under": below this share of it */
+/* The estimate where the kernel does not time the programs, from
+ * bench/overhead.sh's per-program medians here (an untracked slab event:
+ * 28-60 ns in the program, plus the tracepoint's dispatch; a tracked one:
+ * the live-map insert or delete and the record) */
+#define BUDGET_EST_RUN_NS	45.0
+#define BUDGET_EST_RECORD_NS	250.0
+
+enum budget_level { BUDGET_SHED_NONE, BUDGET_SHED_PAGE, BUDGET_SHED_KMALLOC, BUDGET_LEVELS };
+
+struct budget {
+	double pct;			/* the limit; 0: off */
+	uint64_t max_records;		/* --sample-budget */
+	uint64_t records;		/* the sampler's records budget now */
+	unsigned int level;		/* enum budget_level: what is shed */
+	/* the last measurement's, in percent of one CPU */
+	double cost_pct, bpf_pct, daemon_pct, peak_pct;
+	bool kernel;			/* the BPF part from the kernel's accounting */
+	uint64_t lowered, raised, sheds, restores;
+	uint64_t over_s;		/* measurements over the limit */
+	uint64_t measured;		/* measurements in all */
+	/* state */
+	uint64_t last_ns, last_daemon_ns, last_bpf_ns;
+	bool started, last_kernel;
+	uint64_t over_since_ns, under_since_ns;
+};
+
+void budget_init(struct budget *b, double pct, uint64_t max_records);
+/* One look at the clocks: daemon_ns, the daemon's CPU time so far; bpf_ns,
+ * the programs' run time so far (kernel: from the kernel's accounting,
+ * else the estimate's running sum).  Returns true when the records budget
+ * or the level changed. */
+bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64_t bpf_ns,
+		   bool kernel);
+/* CS_SHED_* bits of a level */
+unsigned int budget_shed_mask(unsigned int level);
+/* "none", "page_cache", "page_cache,kmalloc" */
+const char *budget_level_name(unsigned int level);
+
+#endif

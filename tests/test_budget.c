@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests of the overhead budget's controller (daemon/budget.c): a
+ * simulated cost that falls with the records budget and the levels shed,
+ * as the programs' and the daemon's would. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+#include "../daemon/budget.h"
+#include "../bpf/cachescope.h"
+
+#define SEC 1000000000ull
+
+/* a load: a fixed floor (the programs' untracked runs), a part per
+ * record the sampler lets through (up to what the load offers), and what
+ * each level sheds; percent of one CPU */
+struct load {
+	double floor, per_1k_records, offered_records, page, kmalloc;
+};
+
+static double cost(const struct budget *b, const struct load *l)
+{
+	double rec = (double)b->records < l->offered_records ? (double)b->records :
+								 l->offered_records;
+	double c = l->floor + rec / 1000 * l->per_1k_records;
+
+	if (b->level < BUDGET_SHED_PAGE)
+		c += l->page;
+	if (b->level < BUDGET_SHED_KMALLOC)
+		c += l->kmalloc;
+	return c;
+}
+
+/* secs seconds of the load: each second the clocks advance by its cost
+ * (all of it on the daemon's here; the split does not matter) */
+static void run(struct budget *b, const struct load *l, uint64_t *now, uint64_t *cpu,
+		unsigned int secs)
+{
+	unsigned int i;
+
+	for (i = 0; i < secs; i++) {
+		*cpu += (uint64_t)(cost(b, l) / 100 * SEC);
+		*now += SEC;
+		budget_update(b, *now, *cpu, 0, false);
+	}
+}
+
+static void budget__over_then_load_falls__records_cut_then_given_back(void **state)
+{
+	struct load busy = { .floor = 5, .per_1k_records = 0.5, .offered_records = 100000 };
+	struct load idle = { .floor = 1, .per_1k_records = 0.5, .offered_records = 2000 };
+	struct budget b;
+	uint64_t now = SEC, cpu = 0;
+
+	(void)state;
+	budget_init(&b, 10, 50000);
+	budget_update(&b, now, cpu, 0, false);
+	/* 5 + 25 = 30% against 10%: cut at once, in proportion, and held */
+	run(&b, &busy, &now, &cpu, 10);
+	assert_true(b.lowered >= 1);
+	assert_true(b.records < 10000);
+	assert_true(cost(&b, &busy) <= 10);
+	assert_int_equal(b.level, BUDGET_SHED_NONE);
+	assert_true(b.cost_pct <= 10);
+	assert_true(b.peak_pct >= 29);
+	/* the load falls: back to --sample-budget, no higher */
+	run(&b, &idle, &now, &cpu, 30);
+	assert_int_equal(b.records, 50000);
+	assert_true(b.raised >= 1);
+}
+
+static void budget__over_at_the_floor__sheds_in_order_and_restores(void **state)
+{
+	struct load heavy = { .floor = 6, .per_1k_records = 0.5, .offered_records = 100000,
+			      .page = 3, .kmalloc = 4 };
+	struct load light = { .floor = 1, .per_1k_records = 0.1, .offered_records = 1000,
+			      .page = 0.5, .kmalloc = 0.5 };
+	struct budget b;
+	uint64_t now = SEC, cpu = 0;
+	unsigned int i;
+
+	(void)state;
+	budget_init(&b, 10, 50000);
+	budget_update(&b, now, cpu, 0, false);
+	/* the records are cut down to the floor first, nothing shed */
+	for (i = 0; i < 20 && b.records > BUDGET_MIN_RECORDS; i++)
+		run(&b, &heavy, &now, &cpu, 1);
+	assert_int_equal(b.records, BUDGET_MIN_RECORDS);
+	assert_int_equal(b.level, BUDGET_SHED_NONE);
+	/* at the floor (1000 records: 0.5%) 13.5% is still over: after a
+	 * few seconds the page-cache programs go, then kmalloc's allocations */
+	run(&b, &heavy, &now, &cpu, 4);
+	assert_int_equal(b.level, BUDGET_SHED_PAGE);
+	assert_int_equal(budget_shed_mask(b.level), CS_SHED_PAGE);
+	run(&b, &heavy, &now, &cpu, 4);
+	assert_int_equal(b.level, BUDGET_SHED_KMALLOC);
+	assert_int_equal(budget_shed_mask(b.level), CS_SHED_PAGE | CS_SHED_KMALLOC);
+	/* 6.5% at the last level: held there, nothing more to shed */
+	run(&b, &heavy, &now, &cpu, 10);
+	assert_int_equal(b.level, BUDGET_SHED_KMALLOC);
+	assert_int_equal(b.sheds, 2);
+	/* 6.5 is not "well under" 10 (below 6): nothing comes back */
+	assert_int_equal(b.restores, 0);
+	/* the load falls: the levels come back one at a time, kmalloc first,
+	 * only then the records */
+	run(&b, &light, &now, &cpu, 12);
+	assert_int_equal(b.level, BUDGET_SHED_PAGE);
+	assert_int_equal(b.records, BUDGET_MIN_RECORDS);
+	run(&b, &light, &now, &cpu, 11);
+	assert_int_equal(b.level, BUDGET_SHED_NONE);
+	assert_int_equal(b.restores, 2);
+	run(&b, &light, &now, &cpu, 40);
+	assert_int_equal(b.records, 50000);
+	assert_string_equal(budget_level_name(BUDGET_SHED_KMALLOC), "page_cache,kmalloc");
+}
+
+static void budget__off_or_source_changes__measures_only(void **state)
+{
+	struct load busy = { .floor = 50, .per_1k_records = 1, .offered_records = 100000 };
+	struct budget b;
+	uint64_t now = SEC, cpu = 0;
+
+	(void)state;
+	budget_init(&b, 0, 50000);
+	budget_update(&b, now, cpu, 0, false);
+	run(&b, &busy, &now, &cpu, 5);
+	assert_int_equal(b.records, 50000);
+	assert_int_equal(b.lowered, 0);
+	assert_true(b.cost_pct > 99);	/* measured all the same */
+	/* the kernel's accounting switched on: the two sums do not subtract,
+	 * the next second starts over */
+	budget_init(&b, 10, 50000);
+	assert_false(budget_update(&b, now, cpu, 0, false));
+	now += SEC;
+	cpu += SEC / 100;
+	assert_false(budget_update(&b, now, cpu, 123456789, true));
+	now += SEC;
+	assert_false(budget_update(&b, now, cpu, 123456789 + SEC / 50, true));
+	assert_true(b.kernel);
+	assert_true(b.bpf_pct > 1.9 && b.bpf_pct < 2.1);
+	/* under a second since the last: no measurement */
+	assert_false(budget_update(&b, now + SEC / 2, cpu + SEC, 123456789 + SEC / 50, true));
+	assert_true(b.cost_pct < 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(budget__over_then_load_falls__records_cut_then_given_back),
+		cmocka_unit_test(budget__over_at_the_floor__sheds_in_order_and_restores),
+		cmocka_unit_test(budget__off_or_source_changes__measures_only),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
