@@ -75,8 +75,6 @@ struct {
 /* whether stack_keys has any entry: the daemon keeps it */
 __u32 stack_any = 0;
 
-#define CS_PF_KTHREAD 0x00200000	/* include/linux/sched.h */
-
 /* A process's turn to have a stack taken: each wanted allocation with
  * the chance stack_per_s / (those of the second before), so that the
  * stacks are spread over all of them at random (the first allocation

@@ -11,6 +11,8 @@
 #include "tunables.bpf.h"
 #include "record.bpf.h"
 
+#define CS_PF_KTHREAD 0x00200000	/* include/linux/sched.h */
+
 /* The command of each key id (a process, or a young one's family);
  * exec renames a process (handle_exec). */
 struct {
@@ -178,30 +180,43 @@ static __always_inline __u32 key_tgid(__u32 tgid, __u64 now, bool btf)
 }
 
 /* Whether the program runs in an interrupt (hardirq, softirq, NMI), where
- * the current task is only whoever was interrupted.  Interrupts run on
- * stacks of their own: x86-64 and arm64 switch to the CPU's IRQ stack for
- * a hardirq and for softirqs (do_softirq_own_stack, on irq exit and on
- * local_bh_enable alike), NMIs and exceptions to theirs.  So the question
- * is where this program's own frame is: on the task's stack (task->stack
- * up to its pt_regs at the top) or not.  No tracepoint, no map: a helper
- * call and a compare, and every interrupt is covered (IPIs and the local timer
- * too, which have no irq_handler tracepoint).  The verifier allows no
- * arithmetic on the two pointers: one probe read copies them as numbers
- * (it runs only where a free might be a process's own, and for a stack
- * copy).  A PREEMPT_RT kernel runs softirqs in threads: there a free
- * counts as the thread's (a kthread's: nobody's own free either). */
+ * the current task is only whoever was interrupted.  Interrupts taken in
+ * the kernel run on stacks of their own: x86-64 and arm64 switch to the
+ * CPU's IRQ stack for a hardirq and for softirqs (do_softirq_own_stack,
+ * from local_bh_enable), NMIs and exceptions to theirs.  So the first
+ * question is where this program's own frame is: on the task's stack
+ * (task->stack up to its pt_regs at the top) or not.  One probe read
+ * copies the two pointers as numbers (the verifier allows no arithmetic
+ * on them), and it runs only where a free's process matches the object's.
+ * x86-64 alone does not switch for an interrupt taken in user mode (the
+ * task's kernel stack is empty then: irq_stack.h), nor for the softirqs
+ * its exit runs: there the frame is on the task's stack, and the entry's
+ * pt_regs at the top say so: orig_ax is -1 (no system call to restart)
+ * for an interrupt or an exception, the call's number in a system call.
+ * A page fault taken in user mode looks the same, so its frees count as
+ * an interrupt's too: they are few (its allocations are the process's).
+ * A PREEMPT_RT kernel runs softirqs in threads: there a free counts as
+ * the thread's (a kthread's: nobody's own free either). */
 static __always_inline bool in_irq_ctx(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct { void *fp, *regs; } p;
 	struct { __u64 fp, top; } n;
 	__u64 lo = (__u64)task->stack;
 
 	asm volatile("%0 = r10" : "=r"(p.fp));
-	p.regs = (void *)bpf_task_pt_regs(task);
+	p.regs = regs;
 	if (bpf_probe_read_kernel(&n, sizeof(n), &p))
 		return false;
-	return n.fp - lo >= n.top - lo;
+	if (n.fp - lo >= n.top - lo)
+		return true;
+#if defined(__TARGET_ARCH_x86)
+	/* a user task's entry frame (a kthread's is zeroed) */
+	return !(task->flags & CS_PF_KTHREAD) && regs->orig_ax == (unsigned long)-1;
+#else
+	return false;
+#endif
 }
 
 static __always_inline struct cs_event *task_event(__u8 type, struct cs_rec *r,

@@ -69,6 +69,7 @@ enum {
 	OPT_SAMPLE,
 	OPT_SAMPLE_BUDGET,
 	OPT_BUDGET,
+	OPT_NICE,
 	OPT_USAGE,
 	OPT_EXPORT_MB,
 	OPT_METRICS_ADDR,
@@ -114,6 +115,7 @@ static const struct argp_option options[] = {
 	{ "sample", OPT_SAMPLE, "N|auto", 0, "Track 1 in N slab allocations, at random (a power of two, 1..1024; 1: every object), or auto: every object while the records stay within --sample-budget, past it fewer of the busiest caches (default auto)", 0 },
 	{ "sample-budget", OPT_SAMPLE_BUDGET, "N", 0, "Slab records per second that auto sampling aims to stay under (default 50000)", 0 },
 	{ "budget", OPT_BUDGET, "PERCENT|off", 0, "What tracing may cost, in percent of one CPU (the BPF programs' run time plus the daemon's CPU, measured each second); over it fewer slab objects are tracked, then the page-cache programs and kmalloc's allocations are shed, and all come back as the cost falls (default 25)", 0 },
+	{ "nice", OPT_NICE, "N", 0, "The daemon's scheduling priority, -20..19: ahead of the processes it watches, so that it keeps up with their records while they keep the CPUs busy (--budget bounds what it takes); programs it starts run at 0 (default -5)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
 	{ "workload", OPT_WORKLOAD, "SCENARIO", 0, "Run kvref (normal, thrash, false_sharing, leak or mixed) for --duration (default 60) and score the labels of each phase", 0 },
@@ -153,6 +155,7 @@ void env_defaults(struct env *env)
 	env->sample_shift = -1;
 	env->sample_budget = 50000;
 	env->budget_pct = BUDGET_DEFAULT_PCT;
+	env->nice = -5;
 	env->probe_uids[0] = 0;
 	env->nprobe_uids = 1;
 }
@@ -212,6 +215,7 @@ static const struct num_opt {
 	NUM_OPT(OPT_FOLD_MS, "fold-ms", 0, 3600000, fold_ms),
 	NUM_OPT(OPT_SAMPLE_BUDGET, "sample-budget", 1000, 100000000, sample_budget),
 	NUM_OPT(OPT_INTERVAL, "interval", 1, 3600, interval_s),
+	NUM_OPT(OPT_NICE, "nice", -20, 19, nice),
 #undef NUM_OPT
 };
 

@@ -62,6 +62,7 @@ struct env {
 	int sample_shift;	/* track 1 in 2^shift slab objects; -1: auto */
 	long sample_budget;	/* auto: slab records per second to stay under */
 	double budget_pct;	/* --budget: share of one CPU; 0: off */
+	long nice;		/* --nice: the daemon's scheduling priority */
 	const char *rules_path;
 	const char *workload;		/* kvref scenario to drive, or NULL */
 	const char *workload_backend;	/* kvref --backend; NULL: cpu */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -1427,6 +1428,12 @@ static int setup(struct daemon *d)
 		log_err("cannot set up signals: %s", strerror(-err));
 		return err;
 	}
+	/* --nice: ahead of the busy processes it watches, so that it drains
+	 * the rings while they run (a share --budget bounds); before any
+	 * thread or child, which inherit it (spawn.c gives the workload 0) */
+	if (setpriority(PRIO_PROCESS, 0, (int)d->env.nice))
+		log_warn("cannot set --nice %ld: %s; running at %d", d->env.nice, strerror(errno),
+			 getpriority(PRIO_PROCESS, 0));
 	if (d->env.csv_path) {
 		csv_orphans(d->env.csv_path, report_orphan, NULL);
 		err = csv_open(d->env.csv_path, &d->csv);

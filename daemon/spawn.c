@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -271,6 +272,7 @@ char **spawn_env(char *const *environ_, const char *const *drop, const char *con
 /* What the child reports before _exit when a step fails. */
 enum spawn_step {
 	STEP_SIGNALS,
+	STEP_NICE,
 	STEP_GROUP,
 	STEP_USER,
 	STEP_PDEATH,
@@ -307,6 +309,11 @@ static void __attribute__((noreturn)) child(const struct spawn_req *r, pid_t par
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) || sigaction(SIGPIPE, &dfl, NULL))
 		child_fail(pfd, STEP_SIGNALS);
+	/* the daemon's raised priority (--nice) is its own, not the
+	 * program's it starts */
+	errno = 0;
+	if (getpriority(PRIO_PROCESS, 0) < 0 && !errno && setpriority(PRIO_PROCESS, 0, 0))
+		child_fail(pfd, STEP_NICE);
 	if (r->own_group && setpgid(0, 0))
 		child_fail(pfd, STEP_GROUP);
 	if (u && u->drop) {
@@ -363,6 +370,7 @@ int spawn_run(const struct spawn_req *r, pid_t *pid, char *why, size_t n)
 {
 	static const char *const steps[] = {
 		[STEP_SIGNALS] = "cannot reset its signals",
+		[STEP_NICE] = "cannot reset its scheduling priority",
 		[STEP_GROUP] = "cannot give it a process group of its own",
 		[STEP_USER] = "cannot change to the user",
 		[STEP_PDEATH] = "cannot tie it to the daemon's life (PR_SET_PDEATHSIG)",
