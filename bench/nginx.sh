@@ -105,5 +105,5 @@ rps > /dev/null
 kill -INT $cs; wait $cs
 echo "cachescoped per-program cost under this load: the kernel's mean (bpf_stats,"
 echo "an interrupt taken mid-run counts), then the programs' own median and p90:"
-grep -E '^  (btf_(kmem|kmalloc|kfree|page|irq|softirq)|kmem_cache_|kmalloc |kfree |page_)' "$tmp/cs.out" || true
-grep -E '^(events|sampling):' "$tmp/cs.out" || true
+grep -E '^  (btf_(kmem|kmalloc|kfree|page)|kmem_cache_|kmalloc |kfree |page_)' "$tmp/cs.out" || true
+grep -E '^(events|sampling|budget):' "$tmp/cs.out" || true

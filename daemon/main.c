@@ -1428,12 +1428,6 @@ static int setup(struct daemon *d)
 		log_err("cannot set up signals: %s", strerror(-err));
 		return err;
 	}
-	/* --nice: ahead of the busy processes it watches, so that it drains
-	 * the rings while they run (a share --budget bounds); before any
-	 * thread or child, which inherit it (spawn.c gives the workload 0) */
-	if (setpriority(PRIO_PROCESS, 0, (int)d->env.nice))
-		log_warn("cannot set --nice %ld: %s; running at %d", d->env.nice, strerror(errno),
-			 getpriority(PRIO_PROCESS, 0));
 	if (d->env.csv_path) {
 		csv_orphans(d->env.csv_path, report_orphan, NULL);
 		err = csv_open(d->env.csv_path, &d->csv);
@@ -1484,6 +1478,13 @@ static int load_and_attach(struct daemon *d)
 
 	if (err)
 		return err;
+	/* --nice: ahead of the busy processes it watches, so that it drains
+	 * the rings while they run (a share --budget bounds); once tracing is
+	 * sure (not root: that one line alone), before the sources and their
+	 * threads, which inherit it (spawn.c gives the workload 0) */
+	if (setpriority(PRIO_PROCESS, 0, (int)d->env.nice))
+		log_warn("cannot set --nice %ld: %s; running at %d", d->env.nice, strerror(errno),
+			 getpriority(PRIO_PROCESS, 0));
 	if (d->env.leak_stacks) {
 		d->stacks = stacks_new(read_maps, d);
 		if (!d->stacks) {
