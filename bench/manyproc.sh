@@ -44,7 +44,7 @@ for p in "$@"; do
 	load1=$(cut -d' ' -f1 /proc/loadavg)
 	kill -INT $cs; wait $cs || true
 	cs=
-	it=$(awk '{print $5}' "$tmp/load.out")
+	it=$(awk '{print $4}' "$tmp/load.out")
 	prod=$(grep -oE 'produced=[0-9]+' "$tmp/cs.out" | cut -d= -f2)
 	drop=$(grep -oE ' dropped=[0-9]+ \(' "$tmp/cs.out" | tr -cd '0-9')
 	keys=$(grep -oE '^keys: now=[0-9]+' "$tmp/cs.out" | cut -d= -f2)
