@@ -283,7 +283,7 @@ static bool listed(char v[][32], int n, const char *name)
  * option and command of the CLI's help in its page. */
 static void install__man_pages__options_match_help(void **state)
 {
-	static char help[64][32], page[64][32];
+	static char help[96][32], page[96][32];
 	char p[600], cmd[700], out[16384], *man, *line;
 	int nh, np, i;
 
@@ -291,9 +291,9 @@ static void install__man_pages__options_match_help(void **state)
 	ensure_installed();
 	snprintf(cmd, sizeof(cmd), "%s --help", in_dest(p, sizeof(p), "sbin/cachescoped"));
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
-	nh = long_options(out, help, 64, false);
+	nh = long_options(out, help, 96, false);
 	man = slurp(in_dest(p, sizeof(p), "share/man/man8/cachescoped.8"));
-	np = long_options(man, page, 64, true);
+	np = long_options(man, page, 96, true);
 	assert_true(nh > 20);
 	for (i = 0; i < nh; i++)
 		if (!listed(page, np, help[i]))
@@ -306,16 +306,16 @@ static void install__man_pages__options_match_help(void **state)
 	snprintf(cmd, sizeof(cmd), "%s --help", in_dest(p, sizeof(p), "bin/cachescope"));
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	man = slurp(in_dest(p, sizeof(p), "share/man/man1/cachescope.1"));
-	nh = long_options(out, help, 64, false);
-	np = long_options(man, page, 64, true);
+	nh = long_options(out, help, 96, false);
+	np = long_options(man, page, 96, true);
 	for (i = 0; i < nh; i++)
 		if (!listed(page, np, help[i]))
 			fail_msg("cachescope.1 lacks --%s", help[i]);
 	/* and back: each option of the page is in the help of the CLI or of
 	 * one of its offline verbs (cachescope cluster --help, plot --help) */
 	for (i = 0; i < np; i++) {
-		static char verb[64][32];
-		char vout[8192];
+		static char verb[96][32];
+		char vout[32768];
 		int nv, k;
 		bool found = listed(help, nh, page[i]);
 
@@ -328,7 +328,7 @@ static void install__man_pages__options_match_help(void **state)
 				snprintf(cmd, sizeof(cmd), "%s %s --help",
 					 in_dest(p, sizeof(p), "bin/cachescope"), k ? "plot" : "cluster");
 			assert_int_equal(run_cmd(cmd, vout, sizeof(vout)), 0);
-			nv = long_options(vout, verb, 64, false);
+			nv = long_options(vout, verb, 96, false);
 			found = listed(verb, nv, page[i]);
 		}
 		if (!found)
