@@ -31,7 +31,6 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		   bool kernel)
 {
 	uint64_t dt, floor_records;
-	bool changed = false;
 	double cut;
 
 	/* a change of source (the kernel's accounting switched on or off)
@@ -79,9 +78,9 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 			b->level++;
 			b->sheds++;
 			b->over_since_ns = now_ns;
-			changed = true;
+			return true;
 		}
-		return changed;
+		return false;
 	}
 	b->over_since_ns = 0;
 	if (b->cost_pct >= b->pct * BUDGET_LOW_SHARE) {

@@ -127,8 +127,9 @@ struct daemon {
 	struct sampler smp;		/* how many slab objects are tracked */
 	struct budget budget;		/* --budget: what tracing may cost */
 	/* the estimate of the programs' run time where the kernel does not
-	 * time them: slab events the records stand for, and the records */
-	uint64_t est_runs, est_records;
+	 * time them: slab events the records stand for (the records
+	 * themselves: loader_consumed) */
+	uint64_t est_runs;
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
@@ -174,7 +175,6 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		if (d->stacks && (e.type == CS_EV_SLAB_FREE || (e.flags & CS_F_UNSEEN)))
 			stacks_freed(d->stacks, e.slab.ptr, e.ts_ns - e.slab.lifetime_ns);
 	}
-	d->est_records++;
 	if (wtable_apply(d->wt, &e))
 		d->lost_nomem++;
 	return 0;
@@ -1223,7 +1223,7 @@ static void update_budget(struct daemon *d, uint64_t now)
 		bpf_ns = ps.run_time_ns;
 	} else {
 		bpf_ns = (uint64_t)((double)d->est_runs * BUDGET_EST_RUN_NS +
-				    (double)d->est_records * BUDGET_EST_RECORD_NS);
+				    (double)loader_consumed(&d->ld) * BUDGET_EST_RECORD_NS);
 	}
 	if (!budget_update(&d->budget, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID), bpf_ns, kernel))
 		return;
