@@ -33,3 +33,93 @@ stop_peer() {
 	done
 	wait "$1" 2>/dev/null || true
 }
+
+# wait_line FILE TEXT: wait until FILE holds TEXT (a tracer saying it is
+# attached); exits the script after 20 s.
+wait_line() {
+	_i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		_i=$((_i + 1)); [ $_i -lt 400 ] || { echo "$(basename "$0"): tracer did not start" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+
+# cs_start DIR [ARGS...]: cachescoped in the background with CSV on, its
+# output in DIR/cs.out; returns once it is attached (cs: its pid).
+# cs_stop: SIGINT, as an operator stops it, and its summary is written.
+cs_start() {
+	_d=$1
+	shift
+	"$B/cachescoped" --socket "$_d/cs.sock" --top 0 --csv "$_d/cs.csv" "$@" > "$_d/cs.out" 2>&1 &
+	cs=$!
+	cs_wait "$_d/cs.sock" $cs
+}
+cs_stop() { kill -INT $cs; wait $cs; }
+
+# nginx_start DIR PORT: nginx, 2 workers, a static page on 127.0.0.1:PORT,
+# files under DIR; returns once it answers (ngx: its pid).
+nginx_start() {
+	mkdir -p "$1/www"
+	echo "cachescope bench" > "$1/www/index.html"
+	cat > "$1/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+pid $1/nginx.pid;
+error_log $1/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $1/body; proxy_temp_path $1/proxy;
+	fastcgi_temp_path $1/fcgi; uwsgi_temp_path $1/uwsgi; scgi_temp_path $1/scgi;
+	server { listen 127.0.0.1:$2; root $1/www; }
+}
+CONF
+	nginx -c "$1/nginx.conf" -p "$1" &
+	ngx=$!
+	_i=0
+	until wrk -t1 -c1 -d1s "http://127.0.0.1:$2/" >/dev/null 2>&1; do
+		_i=$((_i + 1)); [ $_i -lt 50 ] || { echo "$(basename "$0"): nginx did not answer" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+# tracer_rounds ROUNDS DIR MEASURE: ROUNDS rounds of the set-ups one after
+# the other, so that this VM's drift hits all alike: MEASURE (a command
+# printing one number, higher is better) untraced, under cachescoped (CSV
+# on), under cachescoped --sample 1 (every object tracked), and where
+# bpftrace is installed under the counting peer and the same-job peer;
+# the numbers go to DIR/none, cs, exact, count, samejob.
+tracer_rounds() {
+	for _r in $(seq "$1"); do
+		$3 >> "$2/none"
+		cs_start "$2"
+		$3 >> "$2/cs"
+		cs_stop
+		cs_start "$2" --sample 1
+		$3 >> "$2/exact"
+		cs_stop
+		command -v bpftrace >/dev/null 2>&1 || continue
+		for _p in count samejob; do
+			rm -f "$2/bt.out"
+			BPFTRACE_MAP_KEYS_MAX=262144 bpftrace bench/peers/$_p.bt > "$2/bt.out" 2>&1 &
+			_bt=$!
+			wait_line "$2/bt.out" ready
+			$3 >> "$2/$_p"
+			stop_peer $_bt
+		done
+	done
+}
+
+# tracer_table DIR UNIT: tracer_rounds' medians, each with its ratio to
+# the untraced median.
+tracer_table() {
+	_base=$(median < "$1/none")
+	printf '  %-22s %10.0f %s\n' "untraced" "$_base" "$2"
+	for _s in "cs:cachescoped (csv)" "exact:  every object" "count:bpftrace counting" \
+		"samejob:bpftrace same job"; do
+		[ -s "$1/${_s%%:*}" ] || continue
+		_m=$(median < "$1/${_s%%:*}")
+		printf '  %-22s %10.0f %s  %.2fx untraced\n' "${_s#*:}" "$_m" "$2" \
+			"$(awk "BEGIN{print $_m / $_base}")"
+	done
+}

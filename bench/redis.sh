@@ -1,0 +1,57 @@
+#!/bin/sh
+# What tracing costs a key-value server: redis-server (no persistence) under
+# redis-benchmark's SET and GET (-c 50, N requests each) on loopback, the
+# requests/s of the two together (2N over the time of both), untraced,
+# under cachescoped (CSV on; by default, then with every object tracked,
+# --sample 1), under bpftrace counting the four slab tracepoints and under
+# bpftrace doing cachescoped's slab job.  Rounds alternate between the
+# set-ups; medians and ratios; then the budget line of one more round.
+#
+#   sudo bench/redis.sh [REQUESTS] [ROUNDS]      (default 200000 3)
+#
+# redis-server and redis-benchmark come with the Debian packages
+# redis-server and redis-tools, which neither make deps nor make test
+# installs (bench/README.md).
+set -eu
+cd "$(dirname "$0")/.."
+B=${CS_BUILD:-build}
+N=${1:-200000}
+R=${2:-3}
+PORT=${REDIS_BENCH_PORT:-18933}
+[ "$(id -u)" = 0 ] || { echo "redis.sh: needs root" >&2; exit 1; }
+for c in redis-server redis-cli redis-benchmark; do
+	command -v $c >/dev/null 2>&1 ||
+		{ echo "redis.sh: no $c (apt-get install redis-server redis-tools)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+rds=
+cleanup() {
+	[ -z "$rds" ] || kill "$rds" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+. bench/lib.sh
+
+# a server of our own on its own port, nothing written to disk
+(cd "$tmp" && exec redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
+	--dir "$tmp" --logfile "$tmp/redis.log") &
+rds=$!
+i=0
+until redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG; do
+	i=$((i + 1)); [ $i -lt 50 ] || { echo "redis.sh: redis-server did not answer" >&2; exit 1; }
+	sleep 0.1
+done
+
+# SET then GET, N each; their requests/s together
+rps() {
+	redis-benchmark -p "$PORT" -c 50 -n "$N" -t set,get --csv |
+		awk -F'"' '$2 == "SET" || $2 == "GET" {t += 1 / $4; n++} END {if (n == 2) printf "%.0f\n", 2 / t}'
+}
+tracer_rounds "$R" "$tmp" rps
+echo "redis-server under redis-benchmark -c 50 -t set,get -n $N, $R rounds, median requests/s"
+tracer_table "$tmp" req/s
+
+cs_start "$tmp"
+rps > /dev/null
+cs_stop
+grep -E '^(events|sampling|budget):' "$tmp/cs.out" || true
