@@ -28,20 +28,21 @@ const char *budget_level_name(unsigned int level)
 }
 
 bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64_t bpf_ns,
-		   bool kernel)
+		   uint64_t fixed_ns, bool kernel)
 {
 	uint64_t dt, floor_records;
-	double cut;
+	double cut, fixed, room;
 
 	/* a change of source (the kernel's accounting switched on or off)
 	 * starts over: the two sums do not subtract */
 	if (!b->started || kernel != b->last_kernel || bpf_ns < b->last_bpf_ns ||
-	    daemon_ns < b->last_daemon_ns) {
+	    daemon_ns < b->last_daemon_ns || fixed_ns < b->last_fixed_ns) {
 		b->started = true;
 		b->last_kernel = kernel;
 		b->last_ns = now_ns;
 		b->last_daemon_ns = daemon_ns;
 		b->last_bpf_ns = bpf_ns;
+		b->last_fixed_ns = fixed_ns;
 		return false;
 	}
 	if (now_ns < b->last_ns + BUDGET_EVERY_NS)
@@ -50,6 +51,9 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 	b->bpf_pct = 100.0 * (double)(bpf_ns - b->last_bpf_ns) / (double)dt;
 	b->daemon_pct = 100.0 * (double)(daemon_ns - b->last_daemon_ns) / (double)dt;
 	b->cost_pct = b->bpf_pct + b->daemon_pct;
+	b->fixed_pct = 100.0 * (double)(fixed_ns - b->last_fixed_ns) / (double)dt;
+	if (b->fixed_pct > b->bpf_pct)
+		b->fixed_pct = b->bpf_pct;	/* an estimate, never more than measured */
 	if (b->cost_pct > b->peak_pct)
 		b->peak_pct = b->cost_pct;
 	b->kernel = kernel;
@@ -57,6 +61,7 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 	b->last_ns = now_ns;
 	b->last_daemon_ns = daemon_ns;
 	b->last_bpf_ns = bpf_ns;
+	b->last_fixed_ns = fixed_ns;
 	if (b->pct <= 0)
 		return false;
 
@@ -65,8 +70,14 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		b->over_s++;
 		b->under_since_ns = 0;
 		if (b->records > floor_records) {
-			/* to where the cost would fit, with a tenth to spare */
-			cut = (double)b->records * b->pct / b->cost_pct * 0.9;
+			/* to where the cost would fit, with a tenth to spare:
+			 * only the part above the fixed one falls with the
+			 * records; where the fixed part alone is over, to the
+			 * floor at once */
+			fixed = b->fixed_pct;
+			room = b->pct * 0.9 - fixed;
+			cut = room > 0 && b->cost_pct > fixed ?
+				      (double)b->records * room / (b->cost_pct - fixed) : 0;
 			b->records = cut > (double)floor_records ? (uint64_t)cut : floor_records;
 			b->lowered++;
 			b->over_since_ns = now_ns;
@@ -82,7 +93,10 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		}
 		return false;
 	}
-	b->over_since_ns = 0;
+	/* just under after being over: still counting towards a shed (a
+	 * cost that hovers at the budget is not held by it) */
+	if (b->cost_pct <= b->pct * BUDGET_HOLD_SHARE)
+		b->over_since_ns = 0;
 	if (b->cost_pct >= b->pct * BUDGET_LOW_SHARE) {
 		b->under_since_ns = 0;
 		return false;

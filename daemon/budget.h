@@ -4,8 +4,10 @@
  * programs' run time (the kernel's own accounting where it is on, else an
  * estimate from the slab traffic and the records) plus the daemon's CPU.
  * Measured once a second.  Over the budget, the sampler's records budget
- * is cut in proportion (fewer tracked objects: fewer map inserts, records
- * and ingest); at its floor and still over for BUDGET_SHED_AFTER_NS, the
+ * is cut to where the part of the cost above the fixed one (every slab
+ * event's run) would fit (fewer tracked objects: fewer map inserts,
+ * records and ingest); at its floor and still over for
+ * BUDGET_SHED_AFTER_NS (dips to BUDGET_HOLD_SHARE of it count as over), the
  * optional programs are shed, one level at a time (CS_SHED_*: the page
  * cache, then kmalloc's allocations).  Well under it (BUDGET_LOW_SHARE),
  * the levels come back one at a time, then the records budget grows back
@@ -25,6 +27,7 @@
 #define BUDGET_BACK_AFTER_NS	10000000000ull	/* well under this long: a level back */
 #define BUDGET_GROW_AFTER_NS	2000000000ull	/* well under this long: more records */
 #define BUDGET_LOW_SHARE	0.6		/* "well under": below this share of it */
+#define BUDGET_HOLD_SHARE	0.9		/* over, then above this share: still over */
 /* The estimate where the kernel does not time the programs, from
  * bench/overhead.sh's per-program medians here (an untracked slab event:
  * 28-60 ns in the program, plus the tracepoint's dispatch; a tracked one:
@@ -41,12 +44,13 @@ struct budget {
 	unsigned int level;		/* enum budget_level: what is shed */
 	/* the last measurement's, in percent of one CPU */
 	double cost_pct, bpf_pct, daemon_pct, peak_pct;
+	double fixed_pct;		/* of bpf_pct, what the records do not change */
 	bool kernel;			/* the BPF part from the kernel's accounting */
 	uint64_t lowered, raised, sheds, restores;
 	uint64_t over_s;		/* measurements over the limit */
 	uint64_t measured;		/* measurements in all */
 	/* state */
-	uint64_t last_ns, last_daemon_ns, last_bpf_ns;
+	uint64_t last_ns, last_daemon_ns, last_bpf_ns, last_fixed_ns;
 	bool started, last_kernel;
 	uint64_t over_since_ns, under_since_ns;
 };
@@ -54,10 +58,12 @@ struct budget {
 void budget_init(struct budget *b, double pct, uint64_t max_records);
 /* One look at the clocks: daemon_ns, the daemon's CPU time so far; bpf_ns,
  * the programs' run time so far (kernel: from the kernel's accounting,
- * else the estimate's running sum).  Returns true when the records budget
- * or the level changed. */
+ * else the estimate's running sum); fixed_ns, the estimate's running sum
+ * of the programs' runs that no records budget changes (every slab event,
+ * tracked or not, BUDGET_EST_RUN_NS each): a cut aims at the rest.
+ * Returns true when the records budget or the level changed. */
 bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64_t bpf_ns,
-		   bool kernel);
+		   uint64_t fixed_ns, bool kernel);
 /* CS_SHED_* bits of a level */
 unsigned int budget_shed_mask(unsigned int level);
 /* "none", "page_cache", "page_cache,kmalloc" */

@@ -1211,21 +1211,22 @@ static void update_sampling(struct daemon *d, uint64_t now)
 static void update_budget(struct daemon *d, uint64_t now)
 {
 	struct loader_prog_stats ps;
-	uint64_t bpf_ns, was = d->budget.records;
+	uint64_t bpf_ns, fixed_ns, was = d->budget.records;
 	unsigned int level = d->budget.level;
 	bool kernel;
 
 	if (d->budget.started && now < d->budget.last_ns + BUDGET_EVERY_NS)
 		return;
 	kernel = bpf_stats_enabled(d) > 0;
+	fixed_ns = (uint64_t)((double)d->est_runs * BUDGET_EST_RUN_NS);
 	if (kernel) {
 		loader_prog_stats(&d->ld, &ps, NULL, NULL);
 		bpf_ns = ps.run_time_ns;
 	} else {
-		bpf_ns = (uint64_t)((double)d->est_runs * BUDGET_EST_RUN_NS +
-				    (double)loader_consumed(&d->ld) * BUDGET_EST_RECORD_NS);
+		bpf_ns = fixed_ns + (uint64_t)((double)loader_consumed(&d->ld) * BUDGET_EST_RECORD_NS);
 	}
-	if (!budget_update(&d->budget, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID), bpf_ns, kernel))
+	if (!budget_update(&d->budget, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID), bpf_ns, fixed_ns,
+			   kernel))
 		return;
 	if (!d->smp.fixed)
 		d->smp.budget = d->budget.records;
