@@ -56,6 +56,14 @@ struct wtable {
 	struct wslot **spare;
 	size_t nspare, spare_cap;
 	size_t busy_max;	/* the most rows of one window since the last sweep */
+	/* the keys that took a slot of each open window (by w & 1): closing
+	 * a window walks these, not every key, so its work is bounded by
+	 * what changed in it; a key with an open slot is never dropped or
+	 * merged (acc_open), so the pointers hold until the close */
+	struct touched {
+		struct acc **acc;
+		size_t n, cap;
+	} touched[2];
 	/* keys held per user (the others keys not counted): fair shares */
 	struct wuser {
 		uint32_t uid, keys;
@@ -298,16 +306,20 @@ static bool acc_open(const struct acc *a)
  * empty), NULL when out of memory. */
 static struct wslot *slot_take(struct wtable *wt, struct acc *a, uint64_t w)
 {
+	struct touched *t = &wt->touched[w & 1];
 	struct wslot *s = a->slot[w & 1];
 
 	if (s)
 		return s;
+	if (array_room(&t->acc, &t->cap, t->n, sizeof(*t->acc), 64))
+		return NULL;
 	s = wt->nspare ? wt->spare[--wt->nspare] : malloc(sizeof(*s));
 	if (!s)
 		return NULL;
 	memset(s, 0, sizeof(*s));
 	s->window = w;
 	a->slot[w & 1] = s;
+	t->acc[t->n++] = a;
 	return s;
 }
 
@@ -520,6 +532,8 @@ void wtable_free(struct wtable *wt)
 	kvpool_queue_release(&wt->kvq);
 	slots_trim(wt, 0);
 	free(wt->spare);
+	free(wt->touched[0].acc);
+	free(wt->touched[1].acc);
 	free(wt->users);
 	gpu_join_release(&wt->join);
 	free(wt);
@@ -628,13 +642,15 @@ static void close_one(struct wtable *wt)
 	struct wslot *s;
 	struct wrow r;
 
+	struct touched *t = &wt->touched[w & 1];
+
 	gpu_join_reset(g);
-	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1))
-		gpu_join_key(g, wt->keys.slot[i], w);
+	for (i = 0; i < t->n; i++)
+		gpu_join_key(g, t->acc[i], w);
 	gpu_join_done(g);
 	wt->st.gpu_unjoined = g->unjoined;
-	for (i = htab_next(&wt->keys, 0); i < wt->keys.cap; i = htab_next(&wt->keys, i + 1)) {
-		struct acc *a = wt->keys.slot[i];
+	for (i = 0; i < t->n; i++) {
+		struct acc *a = t->acc[i];
 
 		s = a->slot[w & 1];
 		if (!s)
@@ -652,6 +668,7 @@ static void close_one(struct wtable *wt)
 		a->last_window = w;
 		rows++;
 	}
+	t->n = 0;
 	if (rows > wt->busy_max)
 		wt->busy_max = rows;
 	wt->st.windows++;
