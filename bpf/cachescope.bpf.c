@@ -50,20 +50,20 @@ int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
 	/* the pointer's low half as a number, first, while it is in a
 	 * register: a 32-bit move (the verifier allows no arithmetic on the
 	 * pointer, nor a partial read of it once spilled) */
-	__u32 lo;
+	__u32 lo, slot;
 	__u64 t0;
 	int shift;
 
 	asm volatile("%0 = %1" : "=w"(lo) : "w"((__u32)(__u64)s));
 	t0 = run_start();
-	shift = alloc_track(ptr, lo);
+	shift = alloc_track(ptr, lo, &slot);
 
 	/* an untracked object leaves here: no name, no maps */
 	if (shift >= 0) {
 		remember_cache(s);
 		/* typed argument: plain loads, no probe-read helper calls */
 		handle_alloc(ctx, call_site, ptr, (__u64)s, s->object_size, s->size, node, 0,
-			     true, shift);
+			     true, shift, slot);
 	}
 	run_end(CS_RUN_ALLOC, t0);
 	return 0;
@@ -84,16 +84,17 @@ SEC("tp_btf/kmalloc")
 int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags, int node)
 {
+	__u32 slot;
 	__u64 t0;
 	int shift;
 
 	if (shed_mask & CS_SHED_KMALLOC)
 		return 0;
 	t0 = run_start();
-	shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc));
+	shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc), &slot);
 	if (shift >= 0)
 		handle_alloc(ctx, call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc,
-			     node, CS_F_KMALLOC, true, shift);
+			     node, CS_F_KMALLOC, true, shift, slot);
 	run_end(CS_RUN_KMALLOC, t0);
 	return 0;
 }
@@ -320,16 +321,17 @@ int tp_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
 	__u64 call_site = ctx->call_site;
 	__u32 req = ctx->bytes_req, alloc = ctx->bytes_alloc, loc = ctx->__data_loc_name;
 	int node = ctx->node, shift;
+	__u32 slot;
 	__u64 cache;
 
 	barrier_var(ptr);
 	if ((__u64)ptr <= 16)
 		return 0;
 	cache = cache_id_from_name(ctx, loc);
-	shift = alloc_track(ptr, (__u32)cache);
+	shift = alloc_track(ptr, (__u32)cache, &slot);
 	if (shift < 0)
 		return 0;
-	return handle_alloc(ctx, call_site, ptr, cache, req, alloc, node, 0, false, shift);
+	return handle_alloc(ctx, call_site, ptr, cache, req, alloc, node, 0, false, shift, slot);
 }
 
 SEC("tracepoint/kmem/kmem_cache_free")
@@ -345,15 +347,16 @@ int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
 	__u64 call_site = ctx->call_site;
 	__u32 req = ctx->bytes_req, alloc = ctx->bytes_alloc;
 	int node = ctx->node, shift;
+	__u32 slot;
 
 	if (shed_mask & CS_SHED_KMALLOC)
 		return 0;
 	barrier_var(ptr);
-	shift = alloc_track(ptr, (__u32)kmalloc_id(alloc));
+	shift = alloc_track(ptr, (__u32)kmalloc_id(alloc), &slot);
 	if (shift < 0)
 		return 0;
 	return handle_alloc(ctx, call_site, ptr, kmalloc_id(alloc), req, alloc, node, CS_F_KMALLOC,
-			    false, shift);
+			    false, shift, slot);
 }
 
 SEC("tracepoint/kmem/kfree")

@@ -45,16 +45,20 @@
 #define CS_TRACK_SLOTS		(1u << CS_TRACK_BITS)
 #define CS_SAMPLE_SHIFT_MAX	10
 
-/* The shift is per slot of caches: a busy cache is thinned, a quiet one
- * keeps every object.  The slot of a cache id (a kmem_cache pointer, a
- * kmalloc size, a hashed name) is a hash of its low 32 bits, the same in
- * the programs and the daemon. */
+/* The shift is per slot of (cache, process): a busy cache of a busy
+ * process is thinned, a quiet one keeps every object -- and so does a
+ * quiet process in a cache a busy one fills (a leak of 15 files a second
+ * beside a web server's thousands).  The slot hashes the low 32 bits of
+ * the cache id (a kmem_cache pointer, a kmalloc size, a hashed name) with
+ * the allocating process's tgid (the task's own, before any folding into
+ * a key); the programs compute it at the alloc, keep it with the object,
+ * and send it in both records (cs_event.slot), which the daemon counts. */
 #define CS_SHIFT_SLOT_BITS	10
 #define CS_SHIFT_SLOTS		(1u << CS_SHIFT_SLOT_BITS)
 
-static inline __u32 cs_shift_slot(__u32 id_lo)
+static inline __u32 cs_shift_slot(__u32 id_lo, __u32 tgid)
 {
-	return (id_lo * 2654435761u) >> (32 - CS_SHIFT_SLOT_BITS);
+	return ((id_lo ^ (tgid * 0x85ebca6bu)) * 2654435761u) >> (32 - CS_SHIFT_SLOT_BITS);
 }
 
 /* Evicted pages are remembered per granule of 64 pages: one map entry per
@@ -224,7 +228,10 @@ struct cs_event {
 	__u16 node;		/* NUMA node of the CPU at the event */
 	__u8 type;		/* enum cs_event_type */
 	__u8 flags;
-	__u16 order;		/* page cache: folio order */
+	union {
+		__u16 order;	/* page cache: folio order */
+		__u16 slot;	/* slab: the object's sample slot (cs_shift_slot) */
+	};
 	union {
 		struct {
 			__u64 cache;	/* kmem_cache pointer or kmalloc id */
@@ -313,6 +320,10 @@ struct cs_stats {
 	__u64 stack_dropped;	/* not copied: the stack ring was full */
 	__u64 irq_frees;	/* frees in an interrupt while a thread of the
 				 * object's process ran: not its own (in_irq_ctx) */
+	__u64 ring_backoff;	/* allocs the sampler would track, passed
+				 * over while this CPU's ring was over half
+				 * full (ring_backoff(): those tracked then
+				 * stand for more, their shift says how many) */
 };
 
 /* A tracked slab object's allocation stack, for the daemon to unwind while
@@ -391,9 +402,9 @@ struct cs_live {
 	__u32 bytes_alloc;
 	__u16 cpu;
 	__u16 node;
-	__u16 flags;
+	__u8 flags;
 	__u8 shift;		/* sampled at 1 in 2^shift addresses */
-	__u8 pad;
+	__u16 slot;		/* its sample slot: both records carry it */
 };
 
 /* Key and value of the evicted-page map. */

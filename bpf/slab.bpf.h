@@ -111,6 +111,7 @@ static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
 	}
 	event_header(e, now, v->tgid, (__u32)id, cpu,
 		     bpf_get_numa_node_id(), CS_EV_SLAB_FREE, v->flags | extra);
+	e->slot = v->slot;
 	e->slab.cache = v->cache;
 	e->slab.ptr = ptr;
 	e->slab.call_site = call_site;
@@ -155,27 +156,56 @@ static __always_inline void reclaim_unseen(__u64 key, __u32 *cnt)
 	event_submit(e, &rec);
 }
 
+/* Extra sample shift while this CPU's ring fills faster than the daemon
+ * drains it (a burst before the sampler's next look, a daemon starved of
+ * CPU): 0 below half full, then 2, 4 and 6 as it passes 1/2, 3/4 and 7/8.
+ * The volume is cut here, at the source, before the ring is full: a full
+ * ring would drop frees too, and a lost free is an object that looks
+ * leaked.  Frees are never passed over.  Only with the sampler on auto:
+ * a fixed --sample N holds, and a full ring drops, counted. */
+static __always_inline __u32 ring_backoff(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+	__u64 used;
+
+	if (!ring_backoff_on || !ring)
+		return 0;
+	used = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	if (used < ring_bytes / 2)
+		return 0;
+	return used < ring_bytes / 4 * 3 ? 2 : used < ring_bytes / 8 * 7 ? 4 : 6;
+}
+
 /* The first thing every alloc program asks: the sample shift when the
  * object at ptr, of the cache whose id's low half is cache_lo, is to be
- * tracked (1 in 2^shift allocs of its caches' slot, at random), else -1,
+ * tracked (1 in 2^shift allocs of its slot of (cache, process), at
+ * random, and 1 in 2^ring_backoff() of those; the slot in *slot), else -1,
  * after reporting the unseen free of a tracked object whose address this
- * is.  An untracked alloc costs a random number, a multiply and one array
- * read. */
-static __always_inline int alloc_track(const void *ptr, __u32 cache_lo)
+ * is.  An untracked alloc costs a
+ * random number, a multiply and one array read. */
+static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *slot)
 {
 	__u64 key = (__u64)ptr, h;
-	__u32 shift, *cnt;
+	__u32 shift, more, *cnt;
 
 	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
 		return -1;
-	shift = cache_shift[cs_shift_slot(cache_lo) & (CS_SHIFT_SLOTS - 1)];
+	*slot = cs_shift_slot(cache_lo, bpf_get_current_pid_tgid() >> 32) & (CS_SHIFT_SLOTS - 1);
+	shift = cache_shift[*slot];
 	if (shift > CS_SAMPLE_SHIFT_MAX)
 		shift = CS_SAMPLE_SHIFT_MAX;
 	/* at random, not by address: the allocator hands the same few
 	 * addresses out again and again, and an address picked once would
 	 * be picked for all of its objects */
-	if (!shift || !(bpf_get_prandom_u32() & ((1u << shift) - 1)))
-		return shift;
+	if (!shift || !(bpf_get_prandom_u32() & ((1u << shift) - 1))) {
+		more = ring_backoff();
+		if (shift + more > CS_SAMPLE_SHIFT_MAX)
+			more = CS_SAMPLE_SHIFT_MAX - shift;
+		if (!more || !(bpf_get_prandom_u32() & ((1u << more) - 1)))
+			return shift + more;
+		STAT_INC(stats_get(), ring_backoff);
+	}
 	h = addr_hash(key);
 	cnt = track_count(h);
 	if (cnt && *cnt)
@@ -186,7 +216,7 @@ static __always_inline int alloc_track(const void *ptr, __u32 cache_lo)
 static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *ptr,
 					__u64 cache, __u32 bytes_req,
 					__u32 bytes_alloc, int req_node,
-					__u8 flags, bool btf, __u32 shift)
+					__u8 flags, bool btf, __u32 shift, __u32 slot)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, cpu, node;
@@ -219,6 +249,7 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 	v.node = node;
 	v.flags = flags;
 	v.shift = shift;
+	v.slot = slot;
 	/* Look first: an LRU insert takes a node from the free lists (and may
 	 * shrink them) before it finds the key, and a replace takes another.
 	 * An address still live was freed by a path with no tracepoint
@@ -248,6 +279,7 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 		return 0;
 	event_header(e, now, tgid, (__u32)id, cpu, node, CS_EV_SLAB_ALLOC,
 		     flags | (replaced ? CS_F_UNSEEN : 0));
+	e->slot = slot;
 	e->slab.cache = cache;
 	e->slab.ptr = key;
 	e->slab.call_site = call_site;

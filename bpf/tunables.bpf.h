@@ -14,6 +14,10 @@ const volatile bool filter_cgroup = false;	/* cgroup_filter holds it */
 const volatile bool filter_comm = false;
 const volatile char comm_filter[CS_COMM_LEN] = {};
 const volatile __u32 wakeup_bytes = 256 << 10;
+const volatile __u32 ring_bytes = CS_RINGBUF_BYTES;	/* --ring-kb */
+/* the sampler is auto: allocs are passed over while a ring fills
+ * (ring_backoff); a fixed --sample N never changes */
+const volatile bool ring_backoff_on = false;
 const volatile __u32 page_shift = 12;
 const volatile __u64 fold_young_ns = 0;	/* 0: every process has its own keys */
 const volatile bool time_runs = false;	/* run_hist: programs time themselves */

@@ -30,6 +30,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "free_unmatched", c->k.free_unmatched);
 	report_u64(f, "unseen_frees", unseen_frees(c));
 	report_u64(f, "irq_frees", c->k.irq_frees);
+	report_u64(f, "ring_backoff", c->k.ring_backoff);
 	report_u64(f, "recursion_misses", c->recursion_misses);
 	report_u64(f, "sample_shift", c->sample_shift);
 	report_u64(f, "sample_shift_peak", c->sample_shift_peak);
@@ -122,6 +123,7 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->lost_nomem = c->lost_nomem;
 	m->late = c->w.late;
 	m->unseen_frees = unseen_frees(c);
+	m->ring_backoff = c->k.ring_backoff;
 	m->page_refaults = c->page_refaults;
 	m->kv_swap_ins = c->kv_swap_ins;
 	m->keys = c->w.keys;

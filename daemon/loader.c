@@ -201,6 +201,8 @@ static int configure(struct loader *ld, const struct env *env)
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->filter_tgid = env->npids > 0;
 	skel->rodata->wakeup_bytes = ring_bytes / 8;
+	skel->rodata->ring_bytes = ring_bytes;
+	skel->rodata->ring_backoff_on = env->sample_shift < 0;
 	skel->rodata->page_shift = __builtin_ctz(sysconf(_SC_PAGESIZE));
 	/* processes named with --pid are what the user wants apart */
 	skel->rodata->time_runs = env->bpf_stats;

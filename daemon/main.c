@@ -167,7 +167,7 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		d->gpu_bins++;
 		d->gpu_records += e.gpu.count;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
-		sampler_count(&d->smp, cs_shift_slot((uint32_t)e.slab.cache));
+		sampler_count(&d->smp, e.slot);
 		/* each record of a tracked object stands for 2^shift events */
 		d->est_runs += 1ull << (e.slab.shift & 31);
 		/* a free, or an alloc that reports the unseen free of the
@@ -1200,7 +1200,7 @@ static void update_sampling(struct daemon *d, uint64_t now)
 		return;
 	set_shifts(d);
 	if (d->smp.top_shift != was)
-		log_info("tracking 1 in %u slab objects of the busiest caches (%u of %u slots thinned)",
+		log_info("tracking 1 in %u slab objects of the busiest caches (%u of %u slots of (cache, process) thinned)",
 			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
 }
 

@@ -689,9 +689,12 @@ int metrics_render(const struct metrics *m, const struct metrics_detail *det,
 	one_u64(f, "cachescope_slab_sample_shift_peak", "gauge",
 		"Largest slab sampling shift so far", m->sample_shift_peak);
 	one_u64(f, "cachescope_slab_sampled_slots", "gauge",
-		"Slots of caches with a sampling shift now", m->sample_slots);
+		"Slots of (cache, process) with a sampling shift now", m->sample_slots);
 	one_u64(f, "cachescope_slab_sample_changes_total", "counter",
 		"Sampling shifts changed", m->sample_changes);
+	one_u64(f, "cachescope_slab_ring_backoff_total", "counter",
+		"Slab allocations the sampler would track, passed over while their CPU's ring was over half full (those tracked then stand for more)",
+		m->ring_backoff);
 	budget_metrics(f, &m->budget);
 	named(f, "cachescope_usdt_rejected_total", "counter",
 	      "User-space probe records rejected, by reason: untrusted (a process not believed) or a value out of bounds", "reason",

@@ -162,6 +162,7 @@ struct metrics {
 	uint64_t csv_rows, csv_rotations, csv_rows_dropped;
 	unsigned int sample_shift, sample_shift_peak, sample_slots;
 	uint64_t sample_changes;
+	uint64_t ring_backoff;		/* allocs passed over while a ring filled */
 	struct budget budget;		/* --budget */
 	struct metrics_named usdt_rejected;	/* by reason */
 	struct metrics_named control;	/* control-socket clients, by result */

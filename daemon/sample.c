@@ -70,18 +70,22 @@ static unsigned int shift_for(double rate, double level, unsigned int max)
 unsigned int sampler_update(struct sampler *s, uint64_t now_ns)
 {
 	double *rate = s->rate;
-	unsigned int i, changed = 0, want, low;
+	unsigned int i, n, changed = 0, want, low;
 	double span, level;
 
 	if (s->fixed || now_ns < s->span_start_ns + SAMPLE_MIN_SPAN_NS)
 		return 0;
 	span = (double)(now_ns - s->span_start_ns) / 1e9;
 	s->span_start_ns = now_ns;
-	for (i = 0; i < CS_SHIFT_SLOTS; i++) {
+	/* the slots with traffic, packed at the front of active[] for the
+	 * water level's forty passes (a few dozen of the 1 024, mostly) */
+	for (i = 0, n = 0; i < CS_SHIFT_SLOTS; i++) {
 		rate[i] = (double)s->slot[i].records * (double)(1ull << s->slot[i].shift) / span;
 		s->slot[i].records = 0;
+		if (rate[i] > 0)
+			s->active[n++] = rate[i];
 	}
-	level = water_level(rate, CS_SHIFT_SLOTS, (double)s->budget);
+	level = water_level(s->active, n, (double)s->budget);
 	s->sampled = 0;
 	s->top_shift = 0;
 	for (i = 0; i < CS_SHIFT_SLOTS; i++) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * How many slab objects the BPF programs track, cache by cache: a sample
- * shift per slot of caches (CS_SHIFT_SLOTS, by cs_shift_slot of the cache
- * id), chosen from the records the daemon receives.  Every object is
+ * How many slab objects the BPF programs track, cache by cache and process
+ * by process: a sample shift per slot of (cache, process) (CS_SHIFT_SLOTS,
+ * cs_shift_slot, which the records carry), chosen from the records the
+ * daemon receives.  Every object is
  * tracked while all slab records stay within a budget; past it, the
  * busiest caches are thinned first (water-filling: every cache may send
  * up to a common share T, T as large as the budget allows), so a busy
@@ -39,13 +40,14 @@ struct sampler {
 	unsigned int top_shift;	/* the largest shift now */
 	struct sample_slot slot[CS_SHIFT_SLOTS];
 	double rate[CS_SHIFT_SLOTS];	/* scratch: traffic per slot, per second */
+	double active[CS_SHIFT_SLOTS];	/* scratch: the nonzero rates */
 };
 
 /* fixed_shift < 0: auto, starting with every object tracked. */
 void sampler_init(struct sampler *s, int fixed_shift, unsigned int max_shift,
 		  uint64_t budget, uint64_t now_ns);
 
-/* One slab record of a cache received (its id's cs_shift_slot). */
+/* One slab record received (its cs_event.slot). */
 static inline void sampler_count(struct sampler *s, uint32_t slot)
 {
 	s->slot[slot % CS_SHIFT_SLOTS].records++;

@@ -209,11 +209,11 @@ void summary_print(const struct summary *s, FILE *out)
 	fprintf(out, "kernel: recursion_misses=%" PRIu64 " free_unmatched=%" PRIu64
 		" unseen_frees=%" PRIu64 " live_map_evictions=%" PRIu64
 		" evicted_map_evictions=%" PRIu64 " page_evictions=%" PRIu64
-		" page_truncations=%" PRIu64 " irq_frees=%" PRIu64 "\n",
+		" page_truncations=%" PRIu64 " irq_frees=%" PRIu64 " ring_backoff=%" PRIu64 "\n",
 		s->recursion_misses, (uint64_t)k->free_unmatched,
 		(uint64_t)(k->live_replaced + k->track_reclaimed), s->live_evictions,
 		s->evicted_evictions, (uint64_t)k->evictions, (uint64_t)k->truncations,
-		(uint64_t)k->irq_frees);
+		(uint64_t)k->irq_frees, (uint64_t)k->ring_backoff);
 	if (s->stacks)
 		fprintf(out, "stacks: received=%" PRIu64 " taken=%" PRIu64 " limited=%" PRIu64
 			" ring_full=%" PRIu64 " unwound=%" PRIu64 " unreadable=%" PRIu64
@@ -225,7 +225,7 @@ void summary_print(const struct summary *s, FILE *out)
 			s->stacks_st.unwound, s->stacks_st.unreadable, s->stacks_st.turned_away,
 			s->stacks_st.freed_first, s->stacks_st.kept, s->stacks_st.unique, s->stacks_st.unwind_ns / 1e6);
 	fprintf(out, "sampling: %s, 1 in %u slab objects tracked in the busiest caches at the end"
-		" (%u of %u slots of caches thinned), 1 in %u at most, %" PRIu64
+		" (%u of %u slots of (cache, process) thinned), 1 in %u at most, %" PRIu64
 		" changes (records budget %ld/s of --sample-budget %ld)\n",
 		s->smp->fixed ? "fixed" : "auto", 1u << s->smp->top_shift, s->smp->sampled,
 		CS_SHIFT_SLOTS, 1u << s->smp->peak_shift, s->smp->changes, (long)s->smp->budget, s->sample_budget);
