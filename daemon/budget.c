@@ -78,6 +78,14 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 			room = b->pct * 0.9 - fixed;
 			cut = room > 0 && b->cost_pct > fixed ?
 				      (double)b->records * room / (b->cost_pct - fixed) : 0;
+			/* still over a second after a cut: less of the rest
+			 * moved with the records than assumed (the daemon's
+			 * own floor); each cut in a row goes twice as far */
+			if (b->over_since_ns && now_ns - b->over_since_ns <= 2 * BUDGET_EVERY_NS)
+				b->streak = b->streak < 6 ? b->streak + 1 : 6;
+			else
+				b->streak = 0;
+			cut /= (double)(1u << b->streak);
 			b->records = cut > (double)floor_records ? (uint64_t)cut : floor_records;
 			b->lowered++;
 			b->over_since_ns = now_ns;

@@ -53,6 +53,7 @@ struct budget {
 	uint64_t last_ns, last_daemon_ns, last_bpf_ns, last_fixed_ns;
 	bool started, last_kernel;
 	uint64_t over_since_ns, under_since_ns;
+	unsigned int streak;		/* cuts in a row, a second apart */
 };
 
 void budget_init(struct budget *b, double pct, uint64_t max_records);

@@ -123,9 +123,8 @@ static void budget__over_at_the_floor__sheds_in_order_and_restores(void **state)
 
 /* The cost this VM showed under nginx + wrk at --budget 5: a fixed part
  * (every slab event's run) near the budget.  A cut aims at the part the
- * records change, so it lands in a second or two and no lower than it
- * must (a cut in proportion to the whole cost takes a fifth a second
- * and overshoots); where the fixed part alone leaves no room, the
+ * records change, so it lands in a second or two and not far below what
+ * fits (a cut in proportion to the whole cost took 14 steps here); where the fixed part alone leaves no room, the
  * records go to the floor at once; a cost that wavers just under and
  * over the budget at the floor is not held by it: the levels are shed. */
 static void budget__fixed_part_near_the_budget__cut_to_fit_then_shed(void **state)
@@ -145,7 +144,8 @@ static void budget__fixed_part_near_the_budget__cut_to_fit_then_shed(void **stat
 	assert_true(b.records < 50000 / 3);
 	run(&b, &server, &now, &cpu, 2);
 	assert_true(cost(&b, &server) <= 5);
-	assert_true(b.records >= 5000);	/* no lower than it must */
+	/* 10 000 fit; a second cut in a row goes twice as far, no more */
+	assert_true(b.records >= 2500);
 	/* the fixed part grows to 4.4%: no room for records */
 	server.floor = 4.4;
 	run(&b, &server, &now, &cpu, 1);
