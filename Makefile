@@ -81,7 +81,8 @@ INTEG_BINS := $(OUTPUT)/tests/test_integration $(OUTPUT)/tests/test_labels \
 KVREF_OBJS := $(addprefix $(OUTPUT)/tools/kvref/,kvref.o workload.o model.o kvcache.o) \
 	$(OUTPUT)/daemon/strutil.o
 BINS := $(OUTPUT)/cachescoped $(OUTPUT)/cachescope $(OUTPUT)/kvref
-BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/keyload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest
+BENCH_BINS := $(OUTPUT)/bench/slabload $(OUTPUT)/bench/keyload $(OUTPUT)/bench/dbscan $(OUTPUT)/bench/nearest \
+	$(OUTPUT)/bench/floor
 ALL_OBJS := $(DAEMON_OBJS) $(OUTPUT)/tools/cachescope.o $(OUTPUT)/tools/cli.o $(OUTPUT)/tools/offline.o \
 	$(OUTPUT)/tools/svg.o $(OUTPUT)/tools/pca.o \
 	$(UNIT_TESTS:%=$(OUTPUT)/tests/test_%.o) $(OUTPUT)/tests/test_integration.o \
@@ -323,6 +324,15 @@ $(OUTPUT)/tests/test_tpproto: TEST_LDLIBS := -lbpf -lelf -lz
 $(OUTPUT)/tests/helpers/%: $(OUTPUT)/tests/helpers/%.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
+
+# the dispatch floor: empty programs on the slab tracepoints (bench/floor.c)
+$(OUTPUT)/bench/floor.bpf.o: bench/peers/floor.bpf.c $(VMLINUX) | check-arch
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/bench/floor: $(OUTPUT)/bench/floor.o $(OUTPUT)/bench/floor.bpf.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
 
 $(OUTPUT)/bench/dbscan: $(CORE_LIB)
 $(OUTPUT)/bench/nearest: $(CORE_LIB)

@@ -83,12 +83,22 @@ CONF
 	done
 }
 
+# floor_start DIR / floor_stop: bench/floor's empty programs on the four
+# slab tracepoints, the dispatch floor no tracer of them goes below.
+floor_start() {
+	"$B/bench/floor" > "$1/floor.out" 2>&1 &
+	fl=$!
+	wait_line "$1/floor.out" ready
+}
+floor_stop() { kill -INT $fl; wait $fl || true; }
+
 # tracer_rounds ROUNDS DIR MEASURE: ROUNDS rounds of the set-ups one after
 # the other, so that this VM's drift hits all alike: MEASURE (a command
 # printing one number, higher is better) untraced, under cachescoped (CSV
-# on), under cachescoped --sample 1 (every object tracked), and where
-# bpftrace is installed under the counting peer and the same-job peer;
-# the numbers go to DIR/none, cs, exact, count, samejob.
+# on), under cachescoped --sample 1 (every object tracked), under the
+# empty programs of bench/floor, and where bpftrace is installed under the
+# counting peer and the same-job peer; the numbers go to DIR/none, cs,
+# exact, floor, count, samejob.
 tracer_rounds() {
 	for _r in $(seq "$1"); do
 		$3 >> "$2/none"
@@ -98,6 +108,11 @@ tracer_rounds() {
 		cs_start "$2" --sample 1
 		$3 >> "$2/exact"
 		cs_stop
+		if [ -x "$B/bench/floor" ]; then
+			floor_start "$2"
+			$3 >> "$2/floor"
+			floor_stop
+		fi
 		command -v bpftrace >/dev/null 2>&1 || continue
 		for _p in count samejob; do
 			rm -f "$2/bt.out"
@@ -115,11 +130,16 @@ tracer_rounds() {
 tracer_table() {
 	_base=$(median < "$1/none")
 	printf '  %-22s %10.0f %s\n' "untraced" "$_base" "$2"
-	for _s in "cs:cachescoped (csv)" "exact:  every object" "count:bpftrace counting" \
-		"samejob:bpftrace same job"; do
+	for _s in "cs:cachescoped (csv)" "exact:  every object" "floor:empty programs" \
+		"count:bpftrace counting" "samejob:bpftrace same job"; do
 		[ -s "$1/${_s%%:*}" ] || continue
 		_m=$(median < "$1/${_s%%:*}")
 		printf '  %-22s %10.0f %s  %.2fx untraced\n' "${_s#*:}" "$_m" "$2" \
 			"$(awk "BEGIN{print $_m / $_base}")"
 	done
+	printf '  rounds, in order:'
+	for _s in none cs exact floor count samejob; do
+		[ -s "$1/$_s" ] && printf ' %s %s;' "$_s" "$(tr '\n' ' ' < "$1/$_s" | sed 's/ $//')"
+	done
+	echo
 }

@@ -2,8 +2,9 @@
 # What tracing costs a real server: nginx (2 workers, a static page) under
 # wrk (2 threads, 50 connections) on loopback, requests/s untraced, under
 # cachescoped (CSV on, the whole pipeline; by default, then with every
-# object tracked, --sample 1), under bpftrace counting the
-# four slab tracepoints, and under bpftrace doing cachescoped's slab job
+# object tracked, --sample 1), under empty programs on the four slab
+# tracepoints (the dispatch floor, bench/floor), under bpftrace counting
+# them, and under bpftrace doing cachescoped's slab job
 # (bench/peers/samejob.bt).  Rounds alternate between the set-ups; medians
 # and ratios.  Then one more round under cachescoped with --bpf-stats: the
 # kernel's mean ns per run of each program under that load, and the

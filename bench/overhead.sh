@@ -3,7 +3,9 @@
 # no tracer, under cachescoped (the whole pipeline, CSV on; by default, then
 # with every object tracked, --sample 1), under bpftrace
 # counting the same four slab tracepoints per process (a peer that keeps
-# far less state: no live objects, no records), and under bpftrace doing
+# far less state: no live objects, no records), under empty programs on
+# the same tracepoints (bench/floor: the dispatch floor no tracer of these
+# events goes below), and under bpftrace doing
 # cachescoped's slab job (bench/peers/samejob.bt: per-pointer lifetimes,
 # per-cache and per-process counts, 8-frame stacks).  Rounds alternate
 # between the set-ups so that drift of this noisy VM hits all alike;
@@ -51,6 +53,12 @@ for r in $(seq "$R"); do
 	"$B/bench/slabload" "$N" >> "$tmp/exact"
 	kill -INT $pid; wait $pid
 
+	if [ -x "$B/bench/floor" ]; then
+		floor_start "$tmp"
+		"$B/bench/slabload" "$N" >> "$tmp/floor"
+		floor_stop
+	fi
+
 	if [ $have_bpftrace = 1 ]; then
 		for peer in count samejob; do
 			rm -f "$tmp/bt.out"
@@ -70,6 +78,7 @@ printf '  %-20s %8.1f ns\n' "no tracer" "$base"
 cs=$(median < "$tmp/cachescoped")
 row "cachescoped (csv)" "$cs"
 row "  every object" "$(median < "$tmp/exact")"
+[ -s "$tmp/floor" ] && row "empty programs" "$(median < "$tmp/floor")"
 if [ $have_bpftrace = 1 ]; then
 	bt=$(median < "$tmp/count")
 	sj=$(median < "$tmp/samejob")
