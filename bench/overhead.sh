@@ -25,14 +25,6 @@ trap 'rm -rf "$tmp"' EXIT
 
 . bench/lib.sh
 
-wait_ready() {	# $1: file that appears when the tracer is attached
-	i=0
-	until [ -e "$1" ] && grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 200 ] || { echo "tracer did not start" >&2; exit 1; }
-		sleep 0.05
-	done
-}
-
 have_bpftrace=0
 command -v bpftrace >/dev/null 2>&1 && have_bpftrace=1
 for r in $(seq "$R"); do
@@ -64,7 +56,7 @@ for r in $(seq "$R"); do
 			rm -f "$tmp/bt.out"
 			BPFTRACE_MAP_KEYS_MAX=262144 bpftrace bench/peers/$peer.bt > "$tmp/bt.out" 2>&1 &
 			pid=$!
-			wait_ready "$tmp/bt.out" ready
+			wait_line "$tmp/bt.out" ready
 			"$B/bench/slabload" "$N" >> "$tmp/$peer"
 			stop_peer $pid
 		done

@@ -165,11 +165,15 @@ static __always_inline void reclaim_unseen(__u64 key, __u32 *cnt)
  * a fixed --sample N holds, and a full ring drops, counted. */
 static __always_inline __u32 ring_backoff(void)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+	__u32 cpu;
+	void *ring;
 	__u64 used;
 
-	if (!ring_backoff_on || !ring)
+	if (!ring_backoff_on)
+		return 0;
+	cpu = bpf_get_smp_processor_id();
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring)
 		return 0;
 	used = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
 	if (used < ring_bytes / 2)
@@ -182,8 +186,8 @@ static __always_inline __u32 ring_backoff(void)
  * tracked (1 in 2^shift allocs of its slot of (cache, process), at
  * random, and 1 in 2^ring_backoff() of those; the slot in *slot), else -1,
  * after reporting the unseen free of a tracked object whose address this
- * is.  An untracked alloc costs a
- * random number, a multiply and one array read. */
+ * is.  An untracked alloc costs the tgid, a random number, two multiplies
+ * and two array reads (its slot's shift, its address's track count). */
 static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *slot)
 {
 	__u64 key = (__u64)ptr, h;

@@ -31,7 +31,7 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		   uint64_t fixed_ns, bool kernel)
 {
 	uint64_t dt, floor_records;
-	double cut, fixed, room;
+	double cut, room;
 
 	/* a change of source (the kernel's accounting switched on or off)
 	 * starts over: the two sums do not subtract */
@@ -74,10 +74,9 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 			 * only the part above the fixed one falls with the
 			 * records; where the fixed part alone is over, to the
 			 * floor at once */
-			fixed = b->fixed_pct;
-			room = b->pct * 0.9 - fixed;
-			cut = room > 0 && b->cost_pct > fixed ?
-				      (double)b->records * room / (b->cost_pct - fixed) : 0;
+			room = b->pct * 0.9 - b->fixed_pct;
+			cut = room > 0 && b->cost_pct > b->fixed_pct ?
+				      (double)b->records * room / (b->cost_pct - b->fixed_pct) : 0;
 			/* still over a second after a cut: less of the rest
 			 * moved with the records than assumed (the daemon's
 			 * own floor); each cut in a row goes twice as far */

@@ -639,10 +639,9 @@ static void close_one(struct wtable *wt)
 	struct gpu_join *g = &wt->join;
 	uint64_t w = wt->cur;
 	size_t i, rows = 0;
+	struct touched *t = &wt->touched[w & 1];
 	struct wslot *s;
 	struct wrow r;
-
-	struct touched *t = &wt->touched[w & 1];
 
 	gpu_join_reset(g);
 	for (i = 0; i < t->n; i++)
