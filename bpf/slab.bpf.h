@@ -4,7 +4,8 @@
  * reports the unseen free of an address handed out again); a free that finds
  * its object reports lifetime and CPUs to the allocating process.
  * A tracked object's allocation stack goes to stack.bpf.h's ring.
- * The maps it owns: live, track, cache_info, cache_seen.
+ * The maps it owns: live, track (with its bitmap track_any), cache_info,
+ * cache_seen.
  */
 #ifndef CS_SLAB_BPF_H
 #define CS_SLAB_BPF_H
@@ -31,6 +32,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } track SEC(".maps");
+
+/* Which slots of track hold any object, a bit each: 128 KiB, which stays
+ * in a CPU's cache.  Every alloc and free asks it; the counts (8 MiB: an
+ * array map's values lie 8 bytes apart) are touched only when an object
+ * is tracked or forgotten.  Asking the counts cost a cache miss an alloc
+ * under a server's load, most of an untracked alloc's time. */
+__u64 track_any[CS_TRACK_SLOTS / 64] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -78,17 +86,54 @@ static __always_inline void remember_cache(const struct kmem_cache *s)
 
 /* ---- address sampling (CS_TRACK_SLOTS in cachescope.h) ---- */
 
-static __always_inline __u64 addr_hash(__u64 p)
+/* The track slot of an object's address: its 64-byte grain, modulo the
+ * slots (a period of 64 MiB), not a hash.  The allocator hands out the
+ * objects of a few slab pages again and again, and neighbours share a
+ * word of track_any (a 4 KiB page of addresses), so the word an alloc or
+ * free asks is most likely one a recent one asked: in the cache.  A hash sent
+ * each to a word of its own, a cache miss an event under a server's
+ * load.  A tracked object's neighbours in its grain cost a lookup in live
+ * (few: 1 in 2^shift objects is tracked). */
+#define CS_TRACK_GRAIN_SHIFT 6	/* a 64-byte grain: a word a 4 KiB page */
+
+static __always_inline __u32 track_slot(__u64 ptr)
 {
-	return (p >> 3) * 0x9e3779b97f4a7c15ull;	/* Fibonacci hashing */
+	return (ptr >> CS_TRACK_GRAIN_SHIFT) & (CS_TRACK_SLOTS - 1);
 }
 
-/* Tracked objects in the slot of an address hash. */
-static __always_inline __u32 *track_count(__u64 h)
-{
-	__u32 slot = h >> (64 - CS_TRACK_BITS);
+/* The bit of a slot in track_any, and its word (bounded for the verifier). */
+#define TRACK_WORD(slot) (track_any[((slot) / 64) & (CS_TRACK_SLOTS / 64 - 1)])
+#define TRACK_BIT(slot) (1ull << ((slot) % 64))
 
-	return bpf_map_lookup_elem(&track, &slot);
+/* Whether any tracked object's address has this slot: one load of a word
+ * that is most likely in the cache. */
+static __always_inline bool track_maybe(__u32 slot)
+{
+	return TRACK_WORD(slot) & TRACK_BIT(slot);
+}
+
+/* An object of the slot is tracked: count it, and the first one sets the
+ * slot's bit. */
+static __noinline void track_add(__u32 slot)
+{
+	__u32 *cnt = bpf_map_lookup_elem(&track, &slot);
+
+	if (cnt && !__sync_fetch_and_add(cnt, 1))
+		__sync_fetch_and_or(&TRACK_WORD(slot), TRACK_BIT(slot));
+}
+
+/* An object of the slot is forgotten: the last one clears the bit, and
+ * sets it again if another was tracked meanwhile (its add may have set
+ * the bit before this cleared it; an add after this read sets it anew). */
+static __noinline void track_sub(__u32 slot)
+{
+	__u32 *cnt = bpf_map_lookup_elem(&track, &slot);
+
+	if (!cnt || __sync_fetch_and_add(cnt, -1) != 1)
+		return;
+	__sync_fetch_and_and(&TRACK_WORD(slot), ~TRACK_BIT(slot));
+	if (*(volatile __u32 *)cnt)
+		__sync_fetch_and_or(&TRACK_WORD(slot), TRACK_BIT(slot));
 }
 
 /* Fill a free record of object ptr from what its alloc recorded.  A free
@@ -131,7 +176,7 @@ static __always_inline void fill_free(struct cs_event *e, __u64 ptr,
 /* A tracked object at key was freed by a path with no tracepoint, and its
  * address is handed out again untracked: report that free alone (its key,
  * lifetime to now, CS_F_UNSEEN) and forget the object. */
-static __always_inline void reclaim_unseen(__u64 key, __u32 *cnt)
+static __always_inline void reclaim_unseen(__u64 key, __u32 tslot)
 {
 	struct cs_live *vp, v;
 	struct cs_stats *st;
@@ -145,7 +190,7 @@ static __always_inline void reclaim_unseen(__u64 key, __u32 *cnt)
 	v = *vp;
 	if (bpf_map_delete_elem(&live, &key))
 		return;
-	__sync_fetch_and_add(cnt, -1);
+	track_sub(tslot);
 	st = stats_get();
 	STAT_INC(st, track_reclaimed);
 	cpu = bpf_get_smp_processor_id();
@@ -187,11 +232,12 @@ static __always_inline __u32 ring_backoff(void)
  * random, and 1 in 2^ring_backoff() of those; the slot in *slot), else -1,
  * after reporting the unseen free of a tracked object whose address this
  * is.  An untracked alloc costs the tgid, a random number, two multiplies
- * and two array reads (its slot's shift, its address's track count). */
+ * and two reads of global arrays (its slot's shift, its address's bit in
+ * track_any). */
 static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *slot)
 {
-	__u64 key = (__u64)ptr, h;
-	__u32 shift, more, *cnt;
+	__u64 key = (__u64)ptr;
+	__u32 shift, more, tslot;
 
 	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
 		return -1;
@@ -210,10 +256,9 @@ static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *s
 			return shift + more;
 		STAT_INC(stats_get(), ring_backoff);
 	}
-	h = addr_hash(key);
-	cnt = track_count(h);
-	if (cnt && *cnt)
-		reclaim_unseen(key, cnt);
+	tslot = track_slot(key);
+	if (track_maybe(tslot))
+		reclaim_unseen(key, tslot);
 	return -1;
 }
 
@@ -224,19 +269,18 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, cpu, node;
-	struct cs_live v = {}, old, *vp;
+	struct cs_live v = {}, old = {}, *vp;
 	__u64 key = (__u64)ptr, now;
 	bool replaced = false;
 	struct cs_stats *st;
 	int err = 0;
 	struct cs_event *e;
 	struct cs_rec rec;
-	__u32 *cnt;
+	__u32 tslot = track_slot(key);
 
-	cnt = track_count(addr_hash(key));
 	if (!traced(tgid)) {
-		if (cnt && *cnt)
-			reclaim_unseen(key, cnt);
+		if (track_maybe(tslot))
+			reclaim_unseen(key, tslot);
 		return 0;
 	}
 	st = stats_get();
@@ -272,8 +316,7 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 		err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
 		if (!err) {
 			STAT_INC(st, live_inserted);
-			if (cnt)
-				__sync_fetch_and_add(cnt, 1);
+			track_add(tslot);
 		}
 	}
 	if (!err)	/* in the live map: inserted, or its entry taken over */
@@ -294,7 +337,10 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 	e->slab.req_node = req_node;
 	e->slab.shift = shift;
 	/* old_* only where replaced: a select on them makes the compiler
-	 * read the stack slot of old on the other path too */
+	 * read the stack slot of old on the other path too.  old starts
+	 * zeroed for the same reason: clang may still hoist a read of it
+	 * out of the branch, and the verifier refuses the read of a slot
+	 * another variable shares on the other path */
 	if (replaced) {
 		e->slab.old_shift = old.shift;
 		e->slab.lifetime_ns = now > old.ts_ns ? now - old.ts_ns : 0;
@@ -319,14 +365,14 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	struct cs_stats *st;
 	struct cs_event *e;
 	struct cs_rec rec;
-	__u32 cpu, *cnt;
+	__u32 cpu, tslot;
 
 	if (key <= 16)
 		return 0;
 	/* never tracked (sampled out, or allocated before we started): one
-	 * array read, no hash lookup */
-	cnt = track_count(addr_hash(key));
-	if (!cnt || !*cnt)
+	 * bit read, no hash lookup */
+	tslot = track_slot(key);
+	if (!track_maybe(tslot))
 		return 0;
 	vp = bpf_map_lookup_elem(&live, &key);
 	st = stats_get();
@@ -338,7 +384,7 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	/* Two frees racing for one object: only the one that deletes reports. */
 	if (bpf_map_delete_elem(&live, &key))
 		return 0;
-	__sync_fetch_and_add(cnt, -1);
+	track_sub(tslot);
 	STAT_INC(st, live_deleted);
 
 	cpu = bpf_get_smp_processor_id();
