@@ -5,7 +5,7 @@
  * its object reports lifetime and CPUs to the allocating process.
  * A tracked object's allocation stack goes to stack.bpf.h's ring.
  * The maps it owns: live, track (with its bitmap track_any), cache_info,
- * cache_seen.
+ * cache_seen, rnd.
  */
 #ifndef CS_SLAB_BPF_H
 #define CS_SLAB_BPF_H
@@ -226,6 +226,37 @@ static __always_inline __u32 ring_backoff(void)
 	return used < ring_bytes / 4 * 3 ? 2 : used < ring_bytes / 8 * 7 ? 4 : 6;
 }
 
+/* The sampler's random numbers: xorshift64* on a state per CPU, a few
+ * instructions after a lookup the verifier inlines, where
+ * bpf_get_prandom_u32() is a helper call and a Tausworthe generator
+ * (under a server's load the untracked alloc's largest cost after its
+ * dispatch).  Seeded from the kernel's generator at a CPU's first draw.
+ * A program an interrupt nests in may draw the same number as the one it
+ * interrupted: no harm to a sample. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rnd SEC(".maps");
+
+static __always_inline __u32 sample_rand(void)
+{
+	__u32 zero = 0;
+	__u64 *sp = bpf_map_lookup_elem(&rnd, &zero), s;
+
+	if (!sp)
+		return bpf_get_prandom_u32();
+	s = *sp;
+	if (!s)
+		s = (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32() | 1;
+	s ^= s >> 12;
+	s ^= s << 25;
+	s ^= s >> 27;
+	*sp = s;
+	return (s * 0x2545f4914f6cdd1dull) >> 32;
+}
+
 /* The first thing every alloc program asks: the sample shift when the
  * object at ptr, of the cache whose id's low half is cache_lo, is to be
  * tracked (1 in 2^shift allocs of its slot of (cache, process), at
@@ -241,18 +272,19 @@ static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *s
 
 	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
 		return -1;
-	*slot = cs_shift_slot(cache_lo, bpf_get_current_pid_tgid() >> 32) & (CS_SHIFT_SLOTS - 1);
+	/* the task's tgid by a plain load: the verifier inlines the task */
+	*slot = cs_shift_slot(cache_lo, bpf_get_current_task_btf()->tgid) & (CS_SHIFT_SLOTS - 1);
 	shift = cache_shift[*slot];
 	if (shift > CS_SAMPLE_SHIFT_MAX)
 		shift = CS_SAMPLE_SHIFT_MAX;
 	/* at random, not by address: the allocator hands the same few
 	 * addresses out again and again, and an address picked once would
 	 * be picked for all of its objects */
-	if (!shift || !(bpf_get_prandom_u32() & ((1u << shift) - 1))) {
+	if (!shift || !(sample_rand() & ((1u << shift) - 1))) {
 		more = ring_backoff();
 		if (shift + more > CS_SAMPLE_SHIFT_MAX)
 			more = CS_SAMPLE_SHIFT_MAX - shift;
-		if (!more || !(bpf_get_prandom_u32() & ((1u << more) - 1)))
+		if (!more || !(sample_rand() & ((1u << more) - 1)))
 			return shift + more;
 		STAT_INC(stats_get(), ring_backoff);
 	}
