@@ -98,31 +98,37 @@ floor_stop() { kill -INT $fl; wait $fl || true; }
 # on), under cachescoped --sample 1 (every object tracked), under the
 # empty programs of bench/floor, and where bpftrace is installed under the
 # counting peer and the same-job peer; the numbers go to DIR/none, cs,
-# exact, floor, count, samejob.
+# exact, floor, count, samejob.  Each round starts one set-up later than
+# the round before: a server's throughput here drifts within a round too,
+# and a fixed order charges that drift to whoever comes late.  Give as
+# many rounds as set-ups (6) to put each in every place once.
 tracer_rounds() {
+	_order="none cs exact floor count samejob"
 	for _r in $(seq "$1"); do
-		$3 >> "$2/none"
-		cs_start "$2"
-		$3 >> "$2/cs"
-		cs_stop
-		cs_start "$2" --sample 1
-		$3 >> "$2/exact"
-		cs_stop
-		if [ -x "$B/bench/floor" ]; then
-			floor_start "$2"
-			$3 >> "$2/floor"
-			floor_stop
-		fi
-		command -v bpftrace >/dev/null 2>&1 || continue
-		for _p in count samejob; do
-			rm -f "$2/bt.out"
-			BPFTRACE_MAP_KEYS_MAX=262144 bpftrace bench/peers/$_p.bt > "$2/bt.out" 2>&1 &
-			_bt=$!
-			wait_line "$2/bt.out" ready
-			$3 >> "$2/$_p"
-			stop_peer $_bt
+		for _s in $_order; do
+			tracer_one "$_s" "$2" "$3"
 		done
+		_order="${_order#* } ${_order%% *}"
 	done
+}
+
+# tracer_one SETUP DIR MEASURE: one set-up of tracer_rounds, measured once.
+tracer_one() {
+	case $1 in
+	none)	$3 >> "$2/none" ;;
+	cs)	cs_start "$2"; $3 >> "$2/cs"; cs_stop ;;
+	exact)	cs_start "$2" --sample 1; $3 >> "$2/exact"; cs_stop ;;
+	floor)	[ -x "$B/bench/floor" ] || return 0
+		floor_start "$2"; $3 >> "$2/floor"; floor_stop ;;
+	count|samejob)
+		command -v bpftrace >/dev/null 2>&1 || return 0
+		rm -f "$2/bt.out"
+		BPFTRACE_MAP_KEYS_MAX=262144 bpftrace "bench/peers/$1.bt" > "$2/bt.out" 2>&1 &
+		_bt=$!
+		wait_line "$2/bt.out" ready
+		$3 >> "$2/$1"
+		stop_peer $_bt ;;
+	esac
 }
 
 # tracer_table DIR UNIT: tracer_rounds' medians, each with its ratio to
@@ -137,7 +143,7 @@ tracer_table() {
 		printf '  %-22s %10.0f %s  %.2fx untraced\n' "${_s#*:}" "$_m" "$2" \
 			"$(awk "BEGIN{print $_m / $_base}")"
 	done
-	printf '  rounds, in order:'
+	printf '  rounds, in order (each round starts one set-up later):'
 	for _s in none cs exact floor count samejob; do
 		[ -s "$1/$_s" ] && printf ' %s %s;' "$_s" "$(tr '\n' ' ' < "$1/$_s" | sed 's/ $//')"
 	done
