@@ -47,19 +47,8 @@ cleanup() {
 trap cleanup EXIT
 . bench/lib.sh
 
-(cd "$tmp" && exec redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-	--dir "$tmp" --logfile "$tmp/redis.log") &
-rds=$!
-i=0
-until redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG; do
-	i=$((i + 1)); [ $i -lt 50 ] || { echo "ab.sh: redis-server did not answer" >&2; exit 1; }
-	sleep 0.1
-done
-
-rps() {
-	redis-benchmark -p "$PORT" -c 50 -n "$N" -t set,get --csv |
-		awk -F'"' '$2 == "SET" || $2 == "GET" {t += 1 / $4; n++} END {if (n == 2) printf "%.0f\n", 2 / t}'
-}
+redis_start "$tmp" "$PORT"
+rps() { redis_rps "$PORT" "$N"; }
 
 # one set-up, measured once; its numbers go to $tmp/s<index>
 measure() {

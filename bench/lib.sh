@@ -56,6 +56,26 @@ cs_start() {
 }
 cs_stop() { kill -INT $cs; wait $cs; }
 
+# redis_start DIR PORT: redis-server with no persistence on
+# 127.0.0.1:PORT, its files under DIR; returns once it answers (rds: its
+# pid).  redis_rps PORT N: redis-benchmark's SET then GET, N each, 50
+# clients; their requests/s together (2N over the time of both).
+redis_start() {
+	(cd "$1" && exec redis-server --port "$2" --bind 127.0.0.1 --save "" --appendonly no \
+		--dir "$1" --logfile "$1/redis.log") &
+	rds=$!
+	_i=0
+	until redis-cli -p "$2" ping 2>/dev/null | grep -q PONG; do
+		_i=$((_i + 1))
+		[ $_i -lt 50 ] || { echo "$(basename "$0"): redis-server did not answer" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+redis_rps() {
+	redis-benchmark -p "$1" -c 50 -n "$2" -t set,get --csv |
+		awk -F'"' '$2 == "SET" || $2 == "GET" {t += 1 / $4; n++} END {if (n == 2) printf "%.0f\n", 2 / t}'
+}
+
 # nginx_start DIR PORT: nginx, 2 workers, a static page on 127.0.0.1:PORT,
 # files under DIR; returns once it answers (ngx: its pid).
 nginx_start() {

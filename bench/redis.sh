@@ -34,20 +34,8 @@ trap cleanup EXIT
 . bench/lib.sh
 
 # a server of our own on its own port, nothing written to disk
-(cd "$tmp" && exec redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-	--dir "$tmp" --logfile "$tmp/redis.log") &
-rds=$!
-i=0
-until redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG; do
-	i=$((i + 1)); [ $i -lt 50 ] || { echo "redis.sh: redis-server did not answer" >&2; exit 1; }
-	sleep 0.1
-done
-
-# SET then GET, N each; their requests/s together
-rps() {
-	redis-benchmark -p "$PORT" -c 50 -n "$N" -t set,get --csv |
-		awk -F'"' '$2 == "SET" || $2 == "GET" {t += 1 / $4; n++} END {if (n == 2) printf "%.0f\n", 2 / t}'
-}
+redis_start "$tmp" "$PORT"
+rps() { redis_rps "$PORT" "$N"; }
 tracer_rounds "$R" "$tmp" rps
 echo "redis-server under redis-benchmark -c 50 -t set,get -n $N, $R rounds, median requests/s"
 tracer_table "$tmp" req/s
