@@ -613,7 +613,14 @@ static void adversary__many_processes__root_keeps_its_own_keys(void **state)
 	assert_true(keys >= MAX_KEYS);
 	/* the table is full of nobody's busy keys; root's process comes */
 	sleep_ms(1500);
-	snprintf(cmd, sizeof(cmd), "'%s/fdchurn' 4 30 --period-ms 100", share);
+	/* 8 000 eventfds in 2 s: sampling is per slot of (cache, process),
+	 * and 300 busy processes fill every one of the 1 024 slots, so the
+	 * sampler may track root's new process 1 in 1 024 like the crowd
+	 * (120 files left no filp row of root's in one run of four, 2 000
+	 * in one of six); at 8 000 all are passed over at 1 in 1 024 with a
+	 * chance of e^-7.8, 1 in 2 400.  The key budget, not the sampler, is
+	 * under test here. */
+	snprintf(cmd, sizeof(cmd), "'%s/fdchurn' 100 80 --period-ms 20", share);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	root_churn = helper_pid(out);
 	assert_true(status_u64("share_events") > 0);
@@ -769,8 +776,14 @@ static void adversary__daemon_exit__root_figures_kept_nothing_of_nobody(void **s
 	assert_true(evil > 0);
 	if (storms_run)
 		assert_true(both > 0);
-	if (crowd_run)
-		assert_true(own > 0);
+	if (crowd_run && !own) {
+		for (r = 0; r < t.nrows; r++)
+			if (atol(cell(&t, r, "tgid")) == root_churn)
+				print_message("root's churn %ld: window %s key %s allocs %s\n", root_churn,
+					      cell(&t, r, "window"), cell(&t, r, "key"),
+					      cell(&t, r, "allocs"));
+		fail_msg("no filp row of root's churn %ld among nobody's crowd", root_churn);
+	}
 	assert_int_equal(rm_rf(share), 0);
 }
 
