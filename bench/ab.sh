@@ -13,6 +13,14 @@
 # cachescope, optionally followed by cachescoped's options joined with
 # commas: build,--sample-budget,5000.  N is $AB_REQUESTS (default 200000).
 #
+# Then the programs' cost, which requests/s on this VM cannot resolve to a
+# point: each traced set-up once more under the same load, with the
+# kernel's own accounting on (kernel.bpf_stats_enabled; cachescoped's
+# --bpf-stats is not used: its programs then time themselves, which
+# doubles an untracked alloc's cost), $AB_COST_S seconds (default 4): the
+# slab programs' mean ns a run and runs a second, their CPU in all and the
+# daemon's, as shares of one CPU.  AB_COST_S=0 skips it.
+#
 #   sudo bench/ab.sh 8 none floor build /tmp/other/build build,--sample,1024
 set -eu
 cd "$(dirname "$0")/.."
@@ -38,10 +46,14 @@ for s in "$@"; do
 	   fi ;;
 	esac
 done
+COST_S=${AB_COST_S:-4}
+case $COST_S in '' | *[!0-9]*) echo "ab.sh: AB_COST_S is not a number: $COST_S" >&2; exit 2 ;; esac
 tmp=$(mktemp -d)
 rds=
+stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
 cleanup() {
 	[ -z "$rds" ] || kill "$rds" 2>/dev/null || true
+	echo "$stats0" > /proc/sys/kernel/bpf_stats_enabled
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -50,16 +62,27 @@ trap cleanup EXIT
 redis_start "$tmp" "$PORT"
 rps() { redis_rps "$PORT" "$N"; }
 
+# a set-up's tracer started and stopped (none: nothing); cs or fl its pid
+setup_start() {
+	cs=
+	case $1 in
+	none)	;;
+	floor)	B=$FLOOR; floor_start "$tmp" ;;
+	*)	B=${1%%,*}; _a=
+		case $1 in *,*) _a=$(echo "${1#*,}" | tr , ' ') ;; esac
+		# shellcheck disable=SC2086 # the options, split on purpose
+		cs_start "$tmp" $_a ;;
+	esac
+}
+setup_stop() {
+	case $1 in none) ;; floor) floor_stop ;; *) cs_stop ;; esac
+}
+
 # one set-up, measured once; its numbers go to $tmp/s<index>
 measure() {
-	case $2 in
-	none)	rps >> "$tmp/s$1" ;;
-	floor)	B=$FLOOR; floor_start "$tmp"; rps >> "$tmp/s$1"; floor_stop ;;
-	*)	B=${2%%,*}; _a=
-		case $2 in *,*) _a=$(echo "${2#*,}" | tr , ' ') ;; esac
-		# shellcheck disable=SC2086 # the options, split on purpose
-		cs_start "$tmp" $_a; rps >> "$tmp/s$1"; cs_stop ;;
-	esac
+	setup_start "$2"
+	rps >> "$tmp/s$1"
+	setup_stop "$2"
 }
 
 n=$#
@@ -78,4 +101,46 @@ for s in "$@"; do
 	m=$(median < "$tmp/s$i")
 	printf '  %-40s %8.0f req/s  %.3fx %s   rounds: %s\n' "$s" "$m" \
 		"$(awk "BEGIN{print $m / $base}")" "$1" "$(tr '\n' ' ' < "$tmp/s$i" | sed 's/ $//')"
+done
+
+[ "$COST_S" -gt 0 ] || exit 0
+# id, program (less its btf_ or floor_ prefix), run_time_ns, run_cnt
+progs() {
+	bpftool prog show | awk '/ name (btf|floor)_(kmem_cache_alloc|kmem_cache_free|kmalloc|kfree) / {
+		for (i = 1; i < NF; i++) {
+			if ($i == "name") n = $(i + 1)
+			if ($i == "run_time_ns") t = $(i + 1)
+			if ($i == "run_cnt") c = $(i + 1)
+		}
+		sub(/^(btf|floor)_/, "", n)
+		print $1, n, t, c
+	}'
+}
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+echo "the slab programs under the same load, the kernel's accounting, $COST_S s each:" \
+	"mean ns a run, thousands of runs a second; their CPU and the daemon's, % of one CPU"
+echo 1 > /proc/sys/kernel/bpf_stats_enabled
+hz=$(getconf CLK_TCK)
+for s in "$@"; do
+	[ "$s" != none ] || continue
+	setup_start "$s"
+	redis-benchmark -p "$PORT" -c 50 -n $((N * 10)) -t set,get -q > /dev/null 2>&1 &
+	bp=$!
+	sleep 2
+	progs > "$tmp/p0"
+	d0=0; [ -z "$cs" ] || d0=$(ticks "$cs")
+	sleep "$COST_S"
+	progs > "$tmp/p1"
+	d1=0; [ -z "$cs" ] || d1=$(ticks "$cs")
+	kill "$bp" 2>/dev/null || true
+	wait "$bp" 2>/dev/null || true
+	setup_stop "$s"
+	awk -v s="$s" -v T="$COST_S" -v d=$((d1 - d0)) -v hz="$hz" '
+		NR == FNR { t[$1] = $3; c[$1] = $4; next }
+		($1 in t) && $4 > c[$1] {
+			dt = $3 - t[$1]; dc = $4 - c[$1]; all += dt
+			out = out sprintf(" %s %.0f ns x%.0fk", $2, dt / dc, dc / T / 1000)
+		}
+		END { printf "  %-40s%s; programs %.1f%%, daemon %.1f%%\n", s, out, all / T / 1e7, d / hz / T * 100 }
+	' "$tmp/p0" "$tmp/p1"
 done

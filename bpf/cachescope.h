@@ -36,12 +36,12 @@
  * default below the record budget).  A tracked object stands for 2^shift objects in the daemon's
  * counts, alloc and free alike, so counts stay unbiased and a free always
  * pairs with its alloc.  The track array counts tracked objects per slot
- * (an address's 64-byte grain, modulo the slots) and the bitmap track_any
- * says which slots hold any: a free whose bit is clear was never tracked
- * and leaves after one load, with no hash lookup, whatever the shift was
- * when it was allocated.  A slot's count only ever errs high (an LRU
- * eviction of the live map does not decrement it), which costs a lookup,
- * never a missed free. */
+ * (an address's 64-byte grain, modulo the slots: 64 MiB) and place in it
+ * (8 bytes), and the bitmap track_mask says which places hold any: a free
+ * whose bit is clear was never tracked and leaves after one load, with
+ * no hash lookup, whatever the shift was when it was allocated.  A place's
+ * count only ever errs high (an LRU eviction of the live map does not
+ * decrement it), which costs a lookup, never a missed free. */
 #define CS_TRACK_BITS		20
 #define CS_TRACK_SLOTS		(1u << CS_TRACK_BITS)
 #define CS_SAMPLE_SHIFT_MAX	10

@@ -4,7 +4,7 @@
  * reports the unseen free of an address handed out again); a free that finds
  * its object reports lifetime and CPUs to the allocating process.
  * A tracked object's allocation stack goes to stack.bpf.h's ring.
- * The maps it owns: live, track (with its bitmap track_any), cache_info,
+ * The maps it owns: live, track (with its bits track_mask), cache_info,
  * cache_seen, rnd.
  */
 #ifndef CS_SLAB_BPF_H
@@ -25,20 +25,22 @@ struct {
 	__type(value, struct cs_live);
 } live SEC(".maps");
 
-/* Tracked objects per address-hash slot (CS_TRACK_SLOTS, cachescope.h). */
+/* Tracked objects per slot of addresses (CS_TRACK_SLOTS, cachescope.h), a
+ * count a byte for each 8-byte place in the slot's 64-byte grain. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, CS_TRACK_SLOTS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } track SEC(".maps");
 
-/* Which slots of track hold any object, a bit each: 128 KiB, which stays
- * in a CPU's cache.  Every alloc and free asks it; the counts (8 MiB: an
- * array map's values lie 8 bytes apart) are touched only when an object
- * is tracked or forgotten.  Asking the counts cost a cache miss an alloc
- * under a server's load, most of an untracked alloc's time. */
-__u64 track_any[CS_TRACK_SLOTS / 64] = {};
+/* Which places of each slot hold a tracked object, a bit a place, a byte
+ * a slot (1 MiB; four slots a word: the BPF atomics work on 32 and 64
+ * bits).  Every alloc and free asks it; the counts (8 MiB) are touched
+ * only when an object is tracked or forgotten.  Asking the counts cost a
+ * cache miss an alloc under a server's load, most of an untracked alloc's
+ * time. */
+__u32 track_mask[CS_TRACK_SLOTS / 4] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -87,53 +89,66 @@ static __always_inline void remember_cache(const struct kmem_cache *s)
 /* ---- address sampling (CS_TRACK_SLOTS in cachescope.h) ---- */
 
 /* The track slot of an object's address: its 64-byte grain, modulo the
- * slots (a period of 64 MiB), not a hash.  The allocator hands out the
- * objects of a few slab pages again and again, and neighbours share a
- * word of track_any (a 4 KiB page of addresses), so the word an alloc or
- * free asks is most likely one a recent one asked: in the cache.  A hash sent
- * each to a word of its own, a cache miss an event under a server's
- * load.  A tracked object's neighbours in its grain cost a lookup in live
- * (few: 1 in 2^shift objects is tracked). */
-#define CS_TRACK_GRAIN_SHIFT 6	/* a 64-byte grain: a word a 4 KiB page */
+ * slots (a period of 64 MiB), not a hash, and its place in the grain.
+ * The allocator hands out the objects of a few slab pages again and
+ * again, and a page's slots share a cache line of track_mask, so the line
+ * an alloc or free asks is most likely one a recent one asked: in the
+ * cache.  A hash sent each to a line of its own, a cache miss an event
+ * under a server's load.  The place (objects are 8-byte aligned) keeps an
+ * object's neighbours in its grain from looking it up: objects of small
+ * caches share a grain, and where one lived long and was tracked, every
+ * free of its busy neighbours was a lookup that found nothing (tens of
+ * thousands a second under redis when the bit was the grain's). */
+#define CS_TRACK_GRAIN_SHIFT 6	/* a 64-byte grain: a cache line a 4 KiB page */
 
 static __always_inline __u32 track_slot(__u64 ptr)
 {
 	return (ptr >> CS_TRACK_GRAIN_SHIFT) & (CS_TRACK_SLOTS - 1);
 }
 
-/* The bit of a slot in track_any, and its word (bounded for the verifier). */
-#define TRACK_WORD(slot) (track_any[((slot) / 64) & (CS_TRACK_SLOTS / 64 - 1)])
-#define TRACK_BIT(slot) (1ull << ((slot) % 64))
-
-/* Whether any tracked object's address has this slot: one load of a word
- * that is most likely in the cache. */
-static __always_inline bool track_maybe(__u32 slot)
+static __always_inline __u32 track_place(__u64 ptr)
 {
-	return TRACK_WORD(slot) & TRACK_BIT(slot);
+	return (ptr >> 3) & 7;
 }
 
-/* An object of the slot is tracked: count it, and the first one sets the
- * slot's bit. */
-static __noinline void track_add(__u32 slot)
-{
-	__u32 *cnt = bpf_map_lookup_elem(&track, &slot);
+/* The word of a slot in track_mask (bounded for the verifier), and the bit
+ * of a place of the slot in it. */
+#define TRACK_WORD(slot) (track_mask[((slot) / 4) & (CS_TRACK_SLOTS / 4 - 1)])
+#define TRACK_BIT(slot, place) (1u << (((slot) % 4) * 8 + (place)))
 
-	if (cnt && !__sync_fetch_and_add(cnt, 1))
-		__sync_fetch_and_or(&TRACK_WORD(slot), TRACK_BIT(slot));
+/* Whether a tracked object may have this address: one load of a word that
+ * is most likely in the cache. */
+static __always_inline bool track_maybe(__u32 slot, __u32 place)
+{
+	return TRACK_WORD(slot) & TRACK_BIT(slot, place);
 }
 
-/* An object of the slot is forgotten: the last one clears the bit, and
- * sets it again if another was tracked meanwhile (its add may have set
- * the bit before this cleared it; an add after this read sets it anew). */
-static __noinline void track_sub(__u32 slot)
+/* An object of the slot's place is tracked: count it, and the first one
+ * sets the place's bit.  A count is a byte: 256 objects tracked at one
+ * address modulo 64 MiB would carry into the next place's. */
+static __noinline void track_add(__u32 slot, __u32 place)
 {
-	__u32 *cnt = bpf_map_lookup_elem(&track, &slot);
+	__u64 *cnt = bpf_map_lookup_elem(&track, &slot);
+	__u32 sh = (place & 7) * 8;
 
-	if (!cnt || __sync_fetch_and_add(cnt, -1) != 1)
+	if (cnt && !((__sync_fetch_and_add(cnt, 1ull << sh) >> sh) & 0xff))
+		__sync_fetch_and_or(&TRACK_WORD(slot), TRACK_BIT(slot, place));
+}
+
+/* An object of the slot's place is forgotten: the last one clears the
+ * bit, and sets it again if another was tracked meanwhile (its add may
+ * have set the bit before this cleared it; an add after this read sets
+ * it anew). */
+static __noinline void track_sub(__u32 slot, __u32 place)
+{
+	__u64 *cnt = bpf_map_lookup_elem(&track, &slot);
+	__u32 sh = (place & 7) * 8;
+
+	if (!cnt || ((__sync_fetch_and_add(cnt, -(1ull << sh)) >> sh) & 0xff) != 1)
 		return;
-	__sync_fetch_and_and(&TRACK_WORD(slot), ~TRACK_BIT(slot));
-	if (*(volatile __u32 *)cnt)
-		__sync_fetch_and_or(&TRACK_WORD(slot), TRACK_BIT(slot));
+	__sync_fetch_and_and(&TRACK_WORD(slot), ~TRACK_BIT(slot, place));
+	if ((*(volatile __u64 *)cnt >> sh) & 0xff)
+		__sync_fetch_and_or(&TRACK_WORD(slot), TRACK_BIT(slot, place));
 }
 
 /* Fill a free record of object ptr from what its alloc recorded.  A free
@@ -190,7 +205,7 @@ static __always_inline void reclaim_unseen(__u64 key, __u32 tslot)
 	v = *vp;
 	if (bpf_map_delete_elem(&live, &key))
 		return;
-	track_sub(tslot);
+	track_sub(tslot, track_place(key));
 	st = stats_get();
 	STAT_INC(st, track_reclaimed);
 	cpu = bpf_get_smp_processor_id();
@@ -264,7 +279,7 @@ static __always_inline __u32 sample_rand(void)
  * after reporting the unseen free of a tracked object whose address this
  * is.  An untracked alloc costs the tgid, a random number, two multiplies
  * and two reads of global arrays (its slot's shift, its address's bit in
- * track_any). */
+ * track_mask). */
 static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *slot)
 {
 	__u64 key = (__u64)ptr;
@@ -289,7 +304,7 @@ static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *s
 		STAT_INC(stats_get(), ring_backoff);
 	}
 	tslot = track_slot(key);
-	if (track_maybe(tslot))
+	if (track_maybe(tslot, track_place(key)))
 		reclaim_unseen(key, tslot);
 	return -1;
 }
@@ -311,7 +326,7 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 	__u32 tslot = track_slot(key);
 
 	if (!traced(tgid)) {
-		if (track_maybe(tslot))
+		if (track_maybe(tslot, track_place(key)))
 			reclaim_unseen(key, tslot);
 		return 0;
 	}
@@ -348,7 +363,7 @@ static __always_inline int handle_alloc(void *ctx, __u64 call_site, const void *
 		err = bpf_map_update_elem(&live, &key, &v, BPF_NOEXIST);
 		if (!err) {
 			STAT_INC(st, live_inserted);
-			track_add(tslot);
+			track_add(tslot, track_place(key));
 		}
 	}
 	if (!err)	/* in the live map: inserted, or its entry taken over */
@@ -404,7 +419,7 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	/* never tracked (sampled out, or allocated before we started): one
 	 * bit read, no hash lookup */
 	tslot = track_slot(key);
-	if (!track_maybe(tslot))
+	if (!track_maybe(tslot, track_place(key)))
 		return 0;
 	vp = bpf_map_lookup_elem(&live, &key);
 	st = stats_get();
@@ -416,7 +431,7 @@ static __always_inline int handle_free(__u64 call_site, const void *ptr)
 	/* Two frees racing for one object: only the one that deletes reports. */
 	if (bpf_map_delete_elem(&live, &key))
 		return 0;
-	track_sub(tslot);
+	track_sub(tslot, track_place(key));
 	STAT_INC(st, live_deleted);
 
 	cpu = bpf_get_smp_processor_id();
