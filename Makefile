@@ -59,7 +59,7 @@ DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OUTPUT)/%.o)
 # and no log.  One archive linked by the daemon, the CLI (its offline
 # verbs), the tests and the benchmarks alike: the linker takes what each uses.
 CORE_MODS := event window history htab stats topk kvpool gpu usdt features classify analysis anomaly change psi report csv csvread \
-	csvschema rowcsv rows strutil kstate cgroup budget
+	csvschema rowcsv rows strutil kstate cgroup budget duty
 CORE_OBJS := $(CORE_MODS:%=$(OUTPUT)/daemon/%.o) $(OUTPUT)/cluster/dbscan.o
 CORE_LIB := $(OUTPUT)/libcscore.a
 # the window table, as the fuzzers compile it from source
@@ -67,7 +67,7 @@ WINDOW_SRCS := daemon/window.c daemon/history.c daemon/htab.c daemon/kvpool.c da
 
 UNIT_TESTS := args csv event window htab counters kstate dbscan features classify analysis kvref sample strutil control privs \
 	metrics httpd webconfig csvread offline report rows cli status paths cgroup ptree rowcsv summary spawn tpproto \
-	keeper workload anomaly psi change stacks pyoffsets budget
+	keeper workload anomaly psi change stacks pyoffsets budget duty
 UNIT_BINS := $(UNIT_TESTS:%=$(OUTPUT)/tests/test_%)
 # tests/run.sh runs these (a test binary built but not run is no test)
 export CS_UNITS := $(UNIT_TESTS)
@@ -287,6 +287,7 @@ $(OUTPUT)/tests/test_integration: $(OUTPUT)/tests/test_integration.o $(OUTPUT)/t
 $(OUTPUT)/tests/test_labels: $(OUTPUT)/tests/test_labels.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_sample: $(OUTPUT)/tests/test_sample.o $(OUTPUT)/daemon/sample.o
 $(OUTPUT)/tests/test_budget: $(OUTPUT)/tests/test_budget.o $(CORE_LIB)
+$(OUTPUT)/tests/test_duty: $(OUTPUT)/tests/test_duty.o $(CORE_LIB)
 $(OUTPUT)/tests/test_hardening: $(OUTPUT)/tests/test_hardening.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_prometheus: $(OUTPUT)/tests/test_prometheus.o $(OUTPUT)/tests/helpers/harness.o
 $(OUTPUT)/tests/test_prometheus: TEST_LDLIBS := -lcrypt

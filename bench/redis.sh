@@ -2,8 +2,9 @@
 # What tracing costs a key-value server: redis-server (no persistence) under
 # redis-benchmark's SET and GET (-c 50, N requests each) on loopback, the
 # requests/s of the two together (2N over the time of both), untraced,
-# under cachescoped (CSV on; by default, then with every object tracked,
-# --sample 1), under empty programs on the four slab tracepoints (the
+# under cachescoped (CSV on; by default, then sampling in time,
+# --sample-time 4, then with every object tracked, --sample 1), under
+# empty programs on the four slab tracepoints (the
 # dispatch floor, bench/floor), under bpftrace counting them and under
 # bpftrace doing cachescoped's slab job.  Rounds alternate between the
 # set-ups; medians and ratios; then the budget line of one more round.

@@ -46,6 +46,14 @@
 #define CS_TRACK_SLOTS		(1u << CS_TRACK_BITS)
 #define CS_SAMPLE_SHIFT_MAX	10
 
+/* Sampling in time, --budget's last levels: the kmem_cache_alloc program
+ * is attached 1/2^duty of the time (the daemon attaches and detaches it;
+ * while detached an alloc costs nothing, not even the dispatch), and a
+ * tracked object stands for 2^duty more (alloc_duty_shift, added to its
+ * shift).  The frees stay attached: every tracked object's free is seen. */
+#define CS_DUTY_SHIFT_MAX	3
+#define CS_RECORD_SHIFT_MAX	(CS_SAMPLE_SHIFT_MAX + CS_DUTY_SHIFT_MAX)
+
 /* The shift is per slot of (cache, process): a busy cache of a busy
  * process is thinned, a quiet one keeps every object -- and so does a
  * quiet process in a cache a busy one fills (a leak of 15 files a second

@@ -33,8 +33,15 @@ const volatile __u32 stack_per_s = 0;
 __u8 cache_shift[CS_SHIFT_SLOTS] = {};
 
 /* Optional programs whose work the daemon's --budget has shed (CS_SHED_*):
- * such a program returns at its first load.  A bss flag, not a detach:
- * after the privilege drop the daemon could not attach it again. */
+ * such a program returns at its first load.  The daemon also detaches
+ * the BTF ones (a detached program costs not even the dispatch); the flag
+ * stops them first, and holds a classic tracepoint's, which it could not
+ * attach again once its privileges are dropped (perf_event_open). */
 __u32 shed_mask = 0;
+
+/* While --budget cycles the kmem_cache_alloc program (attached 1/2^duty
+ * of the time, CS_DUTY_SHIFT_MAX): duty, which every tracked object's
+ * shift carries on top of the sampler's. */
+__u32 alloc_duty_shift = 0;
 
 #endif /* CS_TUNABLES_BPF_H */

@@ -10,7 +10,8 @@
 
 void budget_init(struct budget *b, double pct, uint64_t max_records)
 {
-	*b = (struct budget){ .pct = pct, .max_records = max_records, .records = max_records };
+	*b = (struct budget){ .pct = pct, .max_records = max_records, .records = max_records,
+			      .top = BUDGET_LEVELS - 1 };
 }
 
 unsigned int budget_shed_mask(unsigned int level)
@@ -19,10 +20,21 @@ unsigned int budget_shed_mask(unsigned int level)
 	       (level >= BUDGET_SHED_KMALLOC ? CS_SHED_KMALLOC : 0);
 }
 
+_Static_assert(BUDGET_SHED_ALLOC_EIGHTH - BUDGET_SHED_KMALLOC == CS_DUTY_SHIFT_MAX,
+	       "a level for each duty the programs know");
+
+unsigned int budget_alloc_duty(unsigned int level)
+{
+	return level >= BUDGET_SHED_ALLOC_HALF && level < BUDGET_LEVELS ?
+		       level - BUDGET_SHED_KMALLOC : 0;
+}
+
 const char *budget_level_name(unsigned int level)
 {
-	static const char *const names[BUDGET_LEVELS] = { "none", "page_cache",
-							  "page_cache,kmalloc" };
+	static const char *const names[BUDGET_LEVELS] = {
+		"none", "page_cache", "page_cache,kmalloc", "page_cache,kmalloc,alloc_1/2",
+		"page_cache,kmalloc,alloc_1/4", "page_cache,kmalloc,alloc_1/8"
+	};
 
 	return level < BUDGET_LEVELS ? names[level] : "?";
 }
@@ -92,7 +104,8 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		}
 		if (!b->over_since_ns)
 			b->over_since_ns = now_ns;
-		if (b->level + 1 < BUDGET_LEVELS && now_ns - b->over_since_ns >= BUDGET_SHED_AFTER_NS) {
+		if (b->level < b->top && b->level + 1 < BUDGET_LEVELS &&
+		    now_ns - b->over_since_ns >= BUDGET_SHED_AFTER_NS) {
 			b->level++;
 			b->sheds++;
 			b->over_since_ns = now_ns;

@@ -9,7 +9,8 @@
  * records and ingest); at its floor and still over for
  * BUDGET_SHED_AFTER_NS (dips to BUDGET_HOLD_SHARE of it count as over), the
  * optional programs are shed, one level at a time (CS_SHED_*: the page
- * cache, then kmalloc's allocations).  Well under it (BUDGET_LOW_SHARE),
+ * cache, then kmalloc's allocations), then the kmem_cache_alloc program
+ * is attached only part of the time (budget_alloc_duty).  Well under it (BUDGET_LOW_SHARE),
  * the levels come back one at a time, then the records budget grows back
  * to --sample-budget.  Pure logic: main.c feeds it the two clocks and
  * applies what it decides.
@@ -35,13 +36,29 @@
 #define BUDGET_EST_RUN_NS	45.0
 #define BUDGET_EST_RECORD_NS	250.0
 
-enum budget_level { BUDGET_SHED_NONE, BUDGET_SHED_PAGE, BUDGET_SHED_KMALLOC, BUDGET_LEVELS };
+/* What is shed, level by level: the page-cache programs, kmalloc's
+ * allocations, then the kmem_cache_alloc program attached only half, a
+ * quarter, an eighth of the time (sampling in time: a detached program
+ * costs nothing, not even the tracepoint's dispatch, the floor no
+ * records budget moves; CS_DUTY_SHIFT_MAX) */
+enum budget_level {
+	BUDGET_SHED_NONE,
+	BUDGET_SHED_PAGE,
+	BUDGET_SHED_KMALLOC,
+	BUDGET_SHED_ALLOC_HALF,
+	BUDGET_SHED_ALLOC_QUARTER,
+	BUDGET_SHED_ALLOC_EIGHTH,
+	BUDGET_LEVELS
+};
 
 struct budget {
 	double pct;			/* the limit; 0: off */
 	uint64_t max_records;		/* --sample-budget */
 	uint64_t records;		/* the sampler's records budget now */
 	unsigned int level;		/* enum budget_level: what is shed */
+	unsigned int top;		/* the highest level it may reach (no
+					 * sampling in time where the alloc
+					 * program is a classic tracepoint's) */
 	/* the last measurement's, in percent of one CPU */
 	double cost_pct, bpf_pct, daemon_pct, peak_pct;
 	double fixed_pct;		/* of bpf_pct, what the records do not change */
@@ -67,7 +84,10 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		   uint64_t fixed_ns, bool kernel);
 /* CS_SHED_* bits of a level */
 unsigned int budget_shed_mask(unsigned int level);
-/* "none", "page_cache", "page_cache,kmalloc" */
+/* The kmem_cache_alloc program's duty at a level: attached 1/2^n of the
+ * time (0: always) */
+unsigned int budget_alloc_duty(unsigned int level);
+/* "none", "page_cache", "page_cache,kmalloc", "page_cache,kmalloc,alloc_1/2" ... */
 const char *budget_level_name(unsigned int level);
 
 #endif

@@ -46,8 +46,19 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_dbl(f, "budget_peak_pct", c->budget.peak_pct, 2);
 	report_u64(f, "budget_bpf_kernel", c->budget.kernel);	/* 0: estimated */
 	report_u64(f, "budget_records_per_s", c->budget.records);
-	/* 0 none, 1 the page-cache programs, 2 those and kmalloc's allocations */
+	/* 0 none, 1 the page-cache programs, 2 those and kmalloc's
+	 * allocations, 3 to 5 those and kmem_cache_alloc's program attached
+	 * 1/2, 1/4, 1/8 of the time */
 	report_u64(f, "budget_shed_level", c->budget.level);
+	/* sampling in time: the share of the time kmem_cache_alloc's program
+	 * is meant to be attached, the share it was while cycling, its slices
+	 * and the attaches the kernel refused */
+	report_dbl(f, "budget_alloc_share", 1.0 / (double)(1u << c->duty.shift), 3);
+	report_dbl(f, "budget_alloc_share_measured",
+		   c->duty.on_ns + c->duty.off_ns ?
+			   (double)c->duty.on_ns / (double)(c->duty.on_ns + c->duty.off_ns) : 1.0, 3);
+	report_u64(f, "budget_alloc_slices", c->duty.cycles);
+	report_u64(f, "budget_alloc_attach_failures", c->duty.failures);
 	report_u64(f, "budget_lowered", c->budget.lowered);
 	report_u64(f, "budget_raised", c->budget.raised);
 	report_u64(f, "budget_sheds", c->budget.sheds);
@@ -159,6 +170,7 @@ void counters_metrics(const struct counters *c, struct metrics *m)
 	m->sample_slots = c->sample_slots;
 	m->sample_changes = c->sample_changes;
 	m->budget = c->budget;
+	m->duty = c->duty;
 	for (i = 0; i < REJ_N; i++)
 		metrics_named_set(&m->usdt_rejected, usdt_reject_name(i), c->w.rejected_by[i]);
 	metrics_named_set(&m->control, "served", c->ctl.served);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "../bpf/cachescope.h"
 #include "budget.h"
+#include "duty.h"
 #include "classify.h"
 #include "control.h"
 #include "httpd.h"
@@ -41,6 +42,7 @@ struct counters {
 	unsigned int sample_shift, sample_shift_peak, sample_slots;
 	uint64_t sample_changes;
 	struct budget budget;		/* --budget: the controller's state */
+	struct duty duty;		/* its kmem_cache_alloc slices */
 	uint64_t history_vectors, history_trimmed;
 	double history_s;
 	struct rows_stats rows;		/* kept for cachescope export */

@@ -17,7 +17,7 @@ int event_decode(const void *data, size_t size, struct cs_event *out)
 	switch (e.type) {
 	case CS_EV_SLAB_ALLOC:
 	case CS_EV_SLAB_FREE:
-		if (e.slab.shift > CS_SAMPLE_SHIFT_MAX || e.slab.old_shift > CS_SAMPLE_SHIFT_MAX)
+		if (e.slab.shift > CS_RECORD_SHIFT_MAX || e.slab.old_shift > CS_RECORD_SHIFT_MAX)
 			return -EINVAL;
 		break;
 	case CS_EV_PAGE_ADD:

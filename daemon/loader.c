@@ -68,6 +68,28 @@ static void tp_progs(struct cachescope_bpf *skel, int i,
 	*classic = c[i];
 }
 
+static void tp_links(struct cachescope_bpf *skel, int i,
+		     struct bpf_link ***btf, struct bpf_link ***classic)
+{
+	struct bpf_link **b[LOADER_NR_TP] = {
+		&skel->links.btf_kmem_cache_alloc, &skel->links.btf_kmem_cache_free,
+		&skel->links.btf_kmalloc, &skel->links.btf_kfree,
+		&skel->links.btf_page_add, &skel->links.btf_page_del,
+		&skel->links.btf_exec,
+		&skel->links.btf_fork, &skel->links.btf_exit_task,
+	};
+	struct bpf_link **c[LOADER_NR_TP] = {
+		&skel->links.tp_kmem_cache_alloc, &skel->links.tp_kmem_cache_free,
+		&skel->links.tp_kmalloc, &skel->links.tp_kfree,
+		&skel->links.tp_page_add, &skel->links.tp_page_del,
+		&skel->links.tp_exec,
+		&skel->links.tp_fork, &skel->links.tp_exit_task,
+	};
+
+	*btf = b[i];
+	*classic = c[i];
+}
+
 /* libbpf's messages: shown with -vv; otherwise the last warning is kept so
  * that a failed load can name what failed in one line. */
 static char last_libbpf_msg[256];
@@ -727,6 +749,47 @@ uint64_t loader_consumed(const struct loader *ld)
 void loader_set_shed(struct loader *ld, unsigned int mask)
 {
 	__atomic_store_n(&ld->skel->bss->shed_mask, mask, __ATOMIC_RELAXED);
+}
+
+bool loader_can_detach(const struct loader *ld, int tp)
+{
+	struct bpf_program *btfp, *classic;
+
+	if (tp < 0 || tp >= LOADER_NR_TP || !ld->skel || ld->classic[tp])
+		return false;
+	tp_progs(ld->skel, tp, &btfp, &classic);
+	return bpf_program__fd(btfp) >= 0;
+}
+
+int loader_set_attached(struct loader *ld, int tp, bool on)
+{
+	struct bpf_program *btfp, *classic;
+	struct bpf_link **lb, **lc, *link;
+
+	if (!loader_can_detach(ld, tp))
+		return -EOPNOTSUPP;
+	tp_progs(ld->skel, tp, &btfp, &classic);
+	tp_links(ld->skel, tp, &lb, &lc);
+	if (on == (*lb != NULL))
+		return 0;
+	if (!on) {
+		/* the kernel takes the program off the tracepoint at once;
+		 * a run in flight on another CPU finishes */
+		link = *lb;
+		*lb = NULL;
+		return bpf_link__destroy(link);
+	}
+	link = bpf_program__attach(btfp);
+	if (!link)
+		return -errno;
+	*lb = link;
+	return 0;
+}
+
+void loader_set_alloc_duty(struct loader *ld, unsigned int duty)
+{
+	__atomic_store_n(&ld->skel->bss->alloc_duty_shift,
+			 duty > CS_DUTY_SHIFT_MAX ? CS_DUTY_SHIFT_MAX : duty, __ATOMIC_RELAXED);
 }
 
 void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int shift)

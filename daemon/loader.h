@@ -22,6 +22,16 @@ typedef void (*loader_stack_fn)(void *ctx, const void *data, size_t size);
 
 #define LOADER_NR_TP 9	/* the last two: --pid-tree only */
 
+/* The tracepoints, as loader.c's tps[] lists them */
+enum loader_tp {
+	LOADER_TP_CACHE_ALLOC,
+	LOADER_TP_CACHE_FREE,
+	LOADER_TP_KMALLOC,
+	LOADER_TP_KFREE,
+	LOADER_TP_PAGE_ADD,
+	LOADER_TP_PAGE_DEL,
+};
+
 struct loader_ring {
 	struct loader *ld;
 	int cpu;
@@ -89,6 +99,17 @@ void loader_read_stats(const struct loader *ld, struct cs_stats *sum);
 void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int shift);
 /* The optional programs whose work is shed (CS_SHED_*, --budget). */
 void loader_set_shed(struct loader *ld, unsigned int mask);
+/* Whether the program of tracepoint tp (enum loader_tp) can be detached
+ * and attached again while the daemon runs: a BTF tracepoint's, loaded
+ * (a classic tracepoint's would need perf_event_open's CAP_PERFMON, gone
+ * after the privilege drop). */
+bool loader_can_detach(const struct loader *ld, int tp);
+/* Attach (on) or detach the program of tracepoint tp; 0, also where it
+ * already was, or -errno (the program stays as it was). */
+int loader_set_attached(struct loader *ld, int tp, bool on);
+/* The kmem_cache_alloc program's duty (CS_DUTY_SHIFT_MAX): what its
+ * tracked objects' shifts carry on top of the sampler's. */
+void loader_set_alloc_duty(struct loader *ld, unsigned int duty);
 /* Have every CPU move its staged records to its ring (before a drain that
  * must see all records up to now). */
 void loader_flush(const struct loader *ld);

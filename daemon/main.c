@@ -33,6 +33,7 @@
 #include "pyproc.h"
 #include "args.h"
 #include "budget.h"
+#include "duty.h"
 #include "cgroup.h"
 #include "classify.h"
 #include "control.h"
@@ -126,6 +127,8 @@ struct daemon {
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	struct sampler smp;		/* how many slab objects are tracked */
 	struct budget budget;		/* --budget: what tracing may cost */
+	struct duty duty;		/* its last levels: kmem_cache_alloc's slices */
+	int dfd;			/* their timer, or -1 */
 	/* the estimate of the programs' run time where the kernel does not
 	 * time them: slab events the records stand for (the records
 	 * themselves: loader_consumed) */
@@ -168,8 +171,11 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		d->gpu_records += e.gpu.count;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
 		sampler_count(&d->smp, e.slot);
-		/* each record of a tracked object stands for 2^shift events */
-		d->est_runs += 1ull << (e.slab.shift & 31);
+		/* each record of a tracked object stands for 2^shift events;
+		 * an alloc's, while the program is attached 1/2^duty of the
+		 * time, for 2^(shift - duty) runs of it */
+		d->est_runs += 1ull << ((e.type == CS_EV_SLAB_ALLOC && e.slab.shift >= d->duty.shift ?
+					 e.slab.shift - d->duty.shift : e.slab.shift) & 31);
 		/* a free, or an alloc that reports the unseen free of the
 		 * object it replaced: that object's stack goes */
 		if (d->stacks && (e.type == CS_EV_SLAB_FREE || (e.flags & CS_F_UNSEEN)))
@@ -543,6 +549,7 @@ static void counters_take(struct daemon *d, struct counters *c)
 	c->sample_slots = d->smp.sampled;
 	c->sample_changes = d->smp.changes;
 	c->budget = d->budget;
+	c->duty = d->duty;
 	c->history_vectors = d->an.n;
 	c->history_trimmed = d->an.history_trimmed;
 	c->history_s = analysis_history_s(&d->an, wtable_window_of(d->wt, now),
@@ -825,6 +832,7 @@ static void print_summary(struct daemon *d)
 	loader_map_evictions(&d->ld, &s->k, &s->live_evictions, &s->evicted_evictions);
 	s->smp = &d->smp;
 	s->budget = &d->budget;
+	s->duty = &d->duty;
 	s->sample_budget = d->env.sample_budget;
 	s->max_keys = d->env.max_keys;
 	s->history_max = d->env.history_max;
@@ -1204,6 +1212,72 @@ static void update_sampling(struct daemon *d, uint64_t now)
 			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
 }
 
+/* Attach or detach the kmem_cache_alloc program as the duty says (duty.h),
+ * and set its timer for the next change. */
+static void duty_apply(struct daemon *d, bool on, uint64_t now)
+{
+	uint64_t t = clock_ns(CLOCK_MONOTONIC);
+	struct itimerspec its = { 0 };
+	int err = loader_set_attached(&d->ld, LOADER_TP_CACHE_ALLOC, on);
+
+	if (on)
+		duty_attached(&d->duty, now, !err, clock_ns(CLOCK_MONOTONIC) - t);
+	if (err && (d->duty.failures <= 1 || d->duty.failures % 100 == 0))
+		log_warn("budget: cannot %s the kmem_cache_alloc program: %s (%" PRIu64 " times): its allocations are not traced until it is",
+			 on ? "attach" : "detach", strerror(-err), d->duty.failures);
+	its.it_value.tv_sec = d->duty.next_ns / NSEC_PER_SEC;
+	its.it_value.tv_nsec = d->duty.next_ns % NSEC_PER_SEC;
+	if (d->dfd >= 0 && timerfd_settime(d->dfd, TFD_TIMER_ABSTIME, &its, NULL))
+		log_warn("cannot set the alloc program's timer: %s", strerror(errno));
+}
+
+static void on_duty(int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+	uint64_t expirations, now;
+
+	(void)events;
+	if (read(fd, &expirations, sizeof(expirations)) < 0)
+		return;
+	now = clock_ns(CLOCK_MONOTONIC);
+	if (d->duty.next_ns && now < d->duty.next_ns)
+		duty_apply(d, d->duty.on, now);	/* early: set again */
+	else if (d->duty.next_ns)
+		duty_apply(d, duty_step(&d->duty, now), now);
+}
+
+/* What a shed level takes off the tracepoints: the page-cache programs
+ * and kmalloc's are detached (the .bss mask stops them first, and holds
+ * where one cannot be: a classic tracepoint's), and kmem_cache_alloc's is
+ * attached only its share of the time. */
+static void shed_programs(struct daemon *d, uint64_t now)
+{
+	static const struct { int tp; unsigned int level; const char *name; } opt[] = {
+		{ LOADER_TP_PAGE_ADD, BUDGET_SHED_PAGE, "page-cache add" },
+		{ LOADER_TP_PAGE_DEL, BUDGET_SHED_PAGE, "page-cache delete" },
+		{ LOADER_TP_KMALLOC, BUDGET_SHED_KMALLOC, "kmalloc" },
+	};
+	unsigned int level = d->budget.level, duty = budget_alloc_duty(level), i;
+	int err;
+
+	if (duty < (unsigned int)d->env.sample_time_shift)
+		duty = (unsigned int)d->env.sample_time_shift;	/* --sample-time's at least */
+
+	loader_set_shed(&d->ld, budget_shed_mask(level));
+	for (i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
+		if (!loader_can_detach(&d->ld, opt[i].tp))
+			continue;
+		err = loader_set_attached(&d->ld, opt[i].tp, level < opt[i].level);
+		if (err)
+			log_warn("budget: cannot %s the %s program: %s", level < opt[i].level ? "attach" : "detach",
+				 opt[i].name, strerror(-err));
+	}
+	if (duty == d->duty.shift)
+		return;
+	loader_set_alloc_duty(&d->ld, duty);
+	duty_apply(d, duty_set(&d->duty, duty, now), now);
+}
+
 /* --budget: measure the cost once a second and apply what the controller
  * decides: the sampler's records budget, the programs shed.  The BPF part
  * from the kernel's accounting when it is on (kernel.bpf_stats_enabled,
@@ -1231,15 +1305,19 @@ static void update_budget(struct daemon *d, uint64_t now)
 	if (!d->smp.fixed)
 		d->smp.budget = d->budget.records;
 	if (d->budget.level != level) {
-		loader_set_shed(&d->ld, budget_shed_mask(d->budget.level));
+		shed_programs(d, now);
 		if (d->budget.level > level)
 			log_warn("budget: tracing cost %.1f%% of a CPU (BPF %.1f%%%s, daemon %.1f%%), over --budget %g%% with the fewest objects tracked: shedding %s (%s)",
 				 d->budget.cost_pct, d->budget.bpf_pct, kernel ? "" : " estimated",
 				 d->budget.daemon_pct, d->budget.pct,
 				 d->budget.level == BUDGET_SHED_PAGE ? "the page-cache programs" :
-								       "kmalloc's allocations",
+				 d->budget.level == BUDGET_SHED_KMALLOC ? "kmalloc's allocations" :
+				 d->budget.level == BUDGET_SHED_ALLOC_HALF ? "kmem_cache_alloc's program half of the time" :
+				 d->budget.level == BUDGET_SHED_ALLOC_QUARTER ? "kmem_cache_alloc's program 3/4 of the time" :
+										"kmem_cache_alloc's program 7/8 of the time",
 				 d->budget.level == BUDGET_SHED_PAGE ? "no refaults, no thrash label on files, until they are back" :
-								       "no new kmalloc-* objects tracked until they are back");
+				 d->budget.level == BUDGET_SHED_KMALLOC ? "no new kmalloc-* objects tracked until they are back" :
+									  "sampling in time: allocations counted in slices of each window, each tracked object standing for more; every free still seen");
 		else
 			log_notice("budget: tracing cost %.1f%% of a CPU, under --budget %g%%: shed now %s",
 				   d->budget.cost_pct, d->budget.pct, budget_level_name(d->budget.level));
@@ -1503,6 +1581,11 @@ static int load_and_attach(struct daemon *d)
 	set_shifts(d);
 	d->real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	d->t0 = d->start_ns - d->start_ns % window_ns;
+	duty_init(&d->duty, d->t0, window_ns, d->start_ns ^ (uint64_t)getpid() << 32);
+	/* sampling in time detaches and attaches kmem_cache_alloc's program:
+	 * not a classic tracepoint's (budget.h) */
+	if (!loader_can_detach(&d->ld, LOADER_TP_CACHE_ALLOC))
+		d->budget.top = BUDGET_SHED_KMALLOC;
 	anomalies_init(&d->anom, window_ns, on_anomaly, d, ANOMALY_EVENTS_PER_S,
 		       ANOMALY_EVENTS_BURST);
 	changes_init(&d->chg);
@@ -1531,6 +1614,19 @@ static int start_sources(struct daemon *d)
 
 	if (!err)
 		err = setup_timer(d, d->t0);
+	if (!err) {
+		d->dfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		err = d->dfd < 0 ? -errno : loop_add(&d->loop, d->dfd, EPOLLIN, on_duty, d);
+	}
+	if (!err && d->env.sample_time_shift) {
+		if (!loader_can_detach(&d->ld, LOADER_TP_CACHE_ALLOC)) {
+			log_err("--sample-time needs the BTF tracepoint kmem_cache_alloc (a classic tracepoint's program cannot be attached again once the daemon's privileges are dropped)");
+			return -EOPNOTSUPP;
+		}
+		loader_set_alloc_duty(&d->ld, (unsigned int)d->env.sample_time_shift);
+		duty_apply(d, duty_set(&d->duty, (unsigned int)d->env.sample_time_shift,
+				       clock_ns(CLOCK_MONOTONIC)), clock_ns(CLOCK_MONOTONIC));
+	}
 	if (!err)
 		err = loop_add(&d->loop, loader_epoll_fd(&d->ld), EPOLLIN, on_rings, d);
 	if (!err)
@@ -1655,6 +1751,8 @@ static void release(struct daemon *d)
 	loop_release(&d->loop);
 	if (d->tfd >= 0)
 		close(d->tfd);
+	if (d->dfd >= 0)
+		close(d->dfd);
 	if (d->sfd >= 0)
 		close(d->sfd);
 	wtable_free(d->wt);
@@ -1677,7 +1775,7 @@ static void release(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .loop = { .epfd = -1 }, .sfd = -1, .tfd = -1, .lfd = -1,
+	struct daemon d = { .loop = { .epfd = -1 }, .sfd = -1, .tfd = -1, .lfd = -1, .dfd = -1,
 			    .drop_window = UINT64_MAX };
 	int err;
 

@@ -432,7 +432,7 @@ static void named(FILE *f, const char *name, const char *type, const char *help,
 
 /* --budget: the limit, the last second's cost by part, the records budget
  * it leaves the sampler, what it sheds now and how often it acted */
-static void budget_metrics(FILE *f, const struct budget *b)
+static void budget_metrics(FILE *f, const struct budget *b, const struct duty *u)
 {
 	unsigned int l;
 
@@ -449,9 +449,18 @@ static void budget_metrics(FILE *f, const struct budget *b)
 		b->records);
 	head(f, "cachescope_budget_shed", "gauge",
 	     "Optional programs whose work --budget has shed now (1), by probe");
-	for (l = BUDGET_SHED_PAGE; l < BUDGET_LEVELS; l++)
+	for (l = BUDGET_SHED_PAGE; l <= BUDGET_SHED_KMALLOC; l++)
 		fprintf(f, "cachescope_budget_shed{probe=\"%s\"} %d\n",
 			l == BUDGET_SHED_PAGE ? "page_cache" : "kmalloc", b->level >= l);
+	head(f, "cachescope_budget_alloc_traced_share", "gauge",
+	     "Share of the time kmem_cache_alloc's program is attached: 1, or 1/2, 1/4, 1/8 where --budget samples in time (each tracked object then stands for 2, 4, 8 times more)");
+	fprintf(f, "cachescope_budget_alloc_traced_share %.3f\n", 1.0 / (double)(1u << u->shift));
+	one_u64(f, "cachescope_budget_alloc_slices_total", "counter",
+		"Slices of time kmem_cache_alloc's program was attached for while --budget sampled in time",
+		u->cycles);
+	one_u64(f, "cachescope_budget_alloc_attach_failures_total", "counter",
+		"Attaches of kmem_cache_alloc's program the kernel refused while --budget sampled in time (its allocations untraced until the next)",
+		u->failures);
 	head(f, "cachescope_budget_actions_total", "counter",
 	     "What --budget did: records budget lowered or raised, a level shed or restored");
 	fprintf(f, "cachescope_budget_actions_total{action=\"lowered\"} %" PRIu64 "\n", b->lowered);
@@ -695,7 +704,7 @@ int metrics_render(const struct metrics *m, const struct metrics_detail *det,
 	one_u64(f, "cachescope_slab_ring_backoff_total", "counter",
 		"Slab allocations the sampler would track, passed over while their CPU's ring was over half full (those tracked then stand for more)",
 		m->ring_backoff);
-	budget_metrics(f, &m->budget);
+	budget_metrics(f, &m->budget, &m->duty);
 	named(f, "cachescope_usdt_rejected_total", "counter",
 	      "User-space probe records rejected, by reason: untrusted (a process not believed) or a value out of bounds", "reason",
 	      &m->usdt_rejected);

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "budget.h"
+#include "duty.h"
 
 #define METRICS_MAX_KEYS 256	/* keys with live_* series, at most */
 #define METRICS_KEY_LEN 64
@@ -164,6 +165,7 @@ struct metrics {
 	uint64_t sample_changes;
 	uint64_t ring_backoff;		/* allocs passed over while a ring filled */
 	struct budget budget;		/* --budget */
+	struct duty duty;		/* its kmem_cache_alloc slices */
 	struct metrics_named usdt_rejected;	/* by reason */
 	struct metrics_named control;	/* control-socket clients, by result */
 	uint64_t scrapes;		/* /metrics requests answered */

@@ -243,6 +243,13 @@ void summary_print(const struct summary *s, FILE *out)
 			s->budget->cost_pct, s->budget->bpf_pct,
 			s->budget->kernel ? "kernel" : "estimated", s->budget->daemon_pct,
 			s->budget->peak_pct);
+	if (s->duty && (s->duty->cycles || s->duty->shift))
+		fprintf(out, "sampling in time: kmem_cache_alloc's program attached 1/%u of the time at the end, %.1f%% while sampling in time (%" PRIu64
+			" slices, %" PRIu64 " attaches refused)\n",
+			1u << s->duty->shift,
+			s->duty->on_ns + s->duty->off_ns ?
+				100.0 * (double)s->duty->on_ns / (double)(s->duty->on_ns + s->duty->off_ns) : 100.0,
+			s->duty->cycles, s->duty->failures);
 	fprintf(out, "keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64
 		" idle_merged=%" PRIu64 " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
 		" share_events=%" PRIu64

@@ -245,6 +245,18 @@ static void args_parse__sample__power_of_two_or_auto(void **state)
 	assert_int_equal(PARSE(&env, "--sample", "0"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--sample", "2048"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--sample-budget", "10"), -EINVAL);
+	/* --sample-time: 1, 2, 4 or 8, kept as the shift */
+	env_defaults(&env);
+	assert_int_equal(env.sample_time_shift, 0);
+	assert_int_equal(PARSE(&env, "--sample-time", "4"), 0);
+	assert_int_equal(env.sample_time_shift, 2);
+	assert_int_equal(PARSE(&env, "--sample-time", "8"), 0);
+	assert_int_equal(env.sample_time_shift, 3);
+	assert_int_equal(PARSE(&env, "--sample-time", "1"), 0);
+	assert_int_equal(env.sample_time_shift, 0);
+	assert_int_equal(PARSE(&env, "--sample-time", "3"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--sample-time", "16"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--sample-time", "0"), -EINVAL);
 	/* --budget: percent of one CPU, or off */
 	env_defaults(&env);
 	assert_true(env.budget_pct == 25);

@@ -121,6 +121,69 @@ static void budget__over_at_the_floor__sheds_in_order_and_restores(void **state)
 	assert_string_equal(budget_level_name(BUDGET_SHED_KMALLOC), "page_cache,kmalloc");
 }
 
+/* Still over with kmalloc shed: the slab events' runs alone are (redis
+ * here: 1.2 million kmem_cache_alloc a second).  kmem_cache_alloc's
+ * program is then attached half, a quarter, an eighth of the time, a
+ * level every 3 s while over, and its runs fall with it; no further than
+ * an eighth, and not at all where the budget's top stops at kmalloc (a
+ * classic tracepoint's program).  As the load falls they come back, the
+ * last shed first. */
+static double alloc_cost(const struct budget *b, double frees, double allocs)
+{
+	return frees + allocs / (double)(1u << budget_alloc_duty(b->level)) +
+	       (double)b->records / 1000 * 0.01;
+}
+
+static void run_alloc(struct budget *b, double frees, double allocs, uint64_t *now,
+		      uint64_t *cpu, unsigned int secs)
+{
+	unsigned int i;
+
+	for (i = 0; i < secs; i++) {
+		double fixed = frees + allocs / (double)(1u << budget_alloc_duty(b->level));
+
+		*cpu += (uint64_t)((alloc_cost(b, frees, allocs) - fixed) / 100 * SEC);
+		fixed_sum += (uint64_t)(fixed / 100 * SEC);
+		*now += SEC;
+		budget_update(b, *now, *cpu, fixed_sum, fixed_sum, false);
+	}
+}
+
+static void budget__over_past_kmalloc__alloc_sampled_in_time(void **state)
+{
+	struct budget b;
+	uint64_t now = SEC, cpu = 0;
+
+	(void)state;
+	budget_init(&b, 5, 50000);
+	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
+	assert_int_equal(budget_alloc_duty(BUDGET_SHED_KMALLOC), 0);
+	/* 3 + 8 = 11 % against 5 %: records to the floor, page cache and
+	 * kmalloc shed, then half (7 %), a quarter (5 %: "over" still, at
+	 * 90-100 %), an eighth (4 %) */
+	run_alloc(&b, 3, 8, &now, &cpu, 30);
+	assert_int_equal(b.level, BUDGET_SHED_ALLOC_EIGHTH);
+	assert_int_equal(budget_alloc_duty(b.level), CS_DUTY_SHIFT_MAX);
+	assert_true(alloc_cost(&b, 3, 8) <= 5);
+	assert_string_equal(budget_level_name(b.level), "page_cache,kmalloc,alloc_1/8");
+	/* held there */
+	run_alloc(&b, 3, 8, &now, &cpu, 20);
+	assert_int_equal(b.level, BUDGET_SHED_ALLOC_EIGHTH);
+	/* the load falls: an eighth, a quarter, a half, then kmalloc... */
+	run_alloc(&b, 0.5, 1, &now, &cpu, 12);
+	assert_int_equal(b.level, BUDGET_SHED_ALLOC_QUARTER);
+	run_alloc(&b, 0.5, 1, &now, &cpu, 60);
+	assert_int_equal(b.level, BUDGET_SHED_NONE);
+
+	/* a classic tracepoint's program: nothing past kmalloc */
+	budget_init(&b, 5, 50000);
+	b.top = BUDGET_SHED_KMALLOC;
+	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
+	run_alloc(&b, 3, 8, &now, &cpu, 40);
+	assert_int_equal(b.level, BUDGET_SHED_KMALLOC);
+	assert_int_equal(budget_alloc_duty(b.level), 0);
+}
+
 /* The cost this VM showed under nginx + wrk at --budget 5: a fixed part
  * (every slab event's run) near the budget.  A cut aims at the part the
  * records change, so it lands in a second or two and not far below what
@@ -203,6 +266,7 @@ int main(void)
 		cmocka_unit_test(budget__over_then_load_falls__records_cut_then_given_back),
 		cmocka_unit_test(budget__over_at_the_floor__sheds_in_order_and_restores),
 		cmocka_unit_test(budget__fixed_part_near_the_budget__cut_to_fit_then_shed),
+		cmocka_unit_test(budget__over_past_kmalloc__alloc_sampled_in_time),
 		cmocka_unit_test(budget__off_or_source_changes__measures_only),
 	};
 

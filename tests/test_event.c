@@ -43,9 +43,9 @@ static void event_decode__sample_shift_out_of_range__einval(void **state)
 	struct cs_event in = { .type = CS_EV_SLAB_ALLOC }, out;
 
 	(void)state;
-	in.slab.shift = CS_SAMPLE_SHIFT_MAX;
+	in.slab.shift = CS_RECORD_SHIFT_MAX;
 	assert_int_equal(event_decode(&in, sizeof(in), &out), 0);
-	in.slab.shift = CS_SAMPLE_SHIFT_MAX + 1;
+	in.slab.shift = CS_RECORD_SHIFT_MAX + 1;
 	assert_int_equal(event_decode(&in, sizeof(in), &out), -EINVAL);
 	in.slab.shift = 0;
 	in.slab.old_shift = 200;

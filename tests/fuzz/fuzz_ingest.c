@@ -184,8 +184,8 @@ static void fold_record(struct cs_event *e, uint64_t *clock_ns, uint64_t window_
 		e->flags &= CS_F_KMALLOC | CS_F_UNSEEN;
 		/* what event_decode lets through: a tracked object stands for
 		 * 2^shift (sampling) */
-		e->slab.shift %= CS_SAMPLE_SHIFT_MAX + 1;
-		e->slab.old_shift %= CS_SAMPLE_SHIFT_MAX + 1;
+		e->slab.shift %= CS_RECORD_SHIFT_MAX + 1;
+		e->slab.old_shift %= CS_RECORD_SHIFT_MAX + 1;
 		/* as the programs send it: a lifetime within the clock */
 		if (e->slab.lifetime_ns > e->ts_ns - T0_NS)
 			e->slab.lifetime_ns %= e->ts_ns - T0_NS + 1;

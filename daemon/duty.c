@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Sampling in time: when the kmem_cache_alloc program is attached (see
+ * duty.h).
+ */
+#include "duty.h"
+
+/* the most an attach's measured time moves the lead, and the lead's cap:
+ * a slice of 1/8 of 100 ms is 12.5 ms */
+#define DUTY_LEAD_MAX_NS 2000000ull
+
+void duty_init(struct duty *u, uint64_t t0_ns, uint64_t window_ns, uint64_t seed)
+{
+	uint64_t n = window_ns / DUTY_PERIOD_MAX_NS;
+
+	*u = (struct duty){ .t0_ns = t0_ns, .on = true, .rnd = seed ? seed : 0x9e3779b97f4a7c15ull };
+	if (window_ns % DUTY_PERIOD_MAX_NS || !n)
+		n++;
+	u->window_ns = window_ns ? window_ns : 1;
+	u->per_window = n;
+	u->period_ns = u->window_ns / n ? u->window_ns / n : 1;
+}
+
+static uint64_t next_rand(struct duty *u)
+{
+	u->rnd ^= u->rnd << 13;
+	u->rnd ^= u->rnd >> 7;
+	u->rnd ^= u->rnd << 17;
+	return u->rnd;
+}
+
+static uint64_t slice_len(const struct duty *u)
+{
+	return u->period_ns >> u->shift;
+}
+
+/* The start of period p: the window's start and its share of the window
+ * (exact: periods of a window that does not divide evenly differ by 1 ns
+ * and never drift from the windows) */
+static uint64_t period_start(const struct duty *u, uint64_t p)
+{
+	return u->t0_ns + p / u->per_window * u->window_ns +
+	       p % u->per_window * u->window_ns / u->per_window;
+}
+
+/* The slice of the first period that starts at or after from: its start,
+ * at a random offset in the period. */
+static uint64_t plan_slice(struct duty *u, uint64_t from)
+{
+	uint64_t p = from > u->t0_ns ? (from - u->t0_ns) / u->period_ns : 0;
+	uint64_t room = u->period_ns - slice_len(u);
+
+	/* the estimate is within a period or two of the one wanted (the
+	 * periods of an uneven window are 1 ns apart in length) */
+	while (p && period_start(u, p - 1) >= from)
+		p--;
+	while (period_start(u, p) < from)
+		p++;
+	return period_start(u, p) + (room ? next_rand(u) % (room + 1) : 0);
+}
+
+/* The next change: a planned slice's start, less the lead an attach takes */
+static void arm_slice(struct duty *u, uint64_t now_ns)
+{
+	u->next_ns = u->slice_ns > u->lead_ns ? u->slice_ns - u->lead_ns : u->slice_ns;
+	if (u->next_ns < now_ns)
+		u->next_ns = now_ns;
+	if (!u->next_ns)
+		u->next_ns = 1;
+}
+
+static void account(struct duty *u, uint64_t now_ns)
+{
+	if (u->shift && u->since_ns && now_ns > u->since_ns) {
+		if (u->on)
+			u->on_ns += now_ns - u->since_ns;
+		else
+			u->off_ns += now_ns - u->since_ns;
+	}
+	u->since_ns = now_ns;
+}
+
+bool duty_set(struct duty *u, unsigned int shift, uint64_t now_ns)
+{
+	account(u, now_ns);
+	u->shift = shift;
+	if (!shift) {
+		u->on = true;
+		u->next_ns = 0;
+		return true;
+	}
+	/* off until a slice of the next period (this one's share is spent
+	 * or partly spent: an unbiased window takes its whole slice) */
+	u->on = false;
+	u->slice_ns = plan_slice(u, now_ns + 1);
+	arm_slice(u, now_ns);
+	return false;
+}
+
+bool duty_step(struct duty *u, uint64_t now_ns)
+{
+	uint64_t end;
+
+	if (!u->shift) {
+		u->next_ns = 0;
+		return u->on = true;
+	}
+	account(u, now_ns);
+	if (!u->on) {
+		/* a slice whose time has passed (the daemon was late) is
+		 * given up, not run short */
+		end = u->slice_ns + slice_len(u);
+		if (now_ns >= end) {
+			u->slice_ns = plan_slice(u, u->slice_ns + 1);
+			arm_slice(u, now_ns);
+			return false;
+		}
+		u->on = true;
+		u->cycles++;
+		u->next_ns = end;
+		return true;
+	}
+	u->on = false;
+	u->slice_ns = plan_slice(u, u->slice_ns + 1);
+	if (u->slice_ns < now_ns)
+		u->slice_ns = plan_slice(u, now_ns);
+	arm_slice(u, now_ns);
+	return false;
+}
+
+void duty_attached(struct duty *u, uint64_t now_ns, bool ok, uint64_t took_ns)
+{
+	if (ok) {
+		if (took_ns > DUTY_LEAD_MAX_NS)
+			took_ns = DUTY_LEAD_MAX_NS;
+		/* a moving average, an eighth a step */
+		u->lead_ns = u->lead_ns ? u->lead_ns - u->lead_ns / 8 + took_ns / 8 : took_ns;
+		return;
+	}
+	u->failures++;
+	account(u, now_ns);
+	u->on = false;
+	if (u->cycles)
+		u->cycles--;
+	if (!u->shift) {
+		/* attached for good was asked: ask again in a period */
+		u->next_ns = now_ns + u->period_ns;
+		return;
+	}
+	u->slice_ns = plan_slice(u, u->slice_ns + 1);
+	arm_slice(u, now_ns);
+}
