@@ -777,13 +777,13 @@ int loader_set_attached(struct loader *ld, int tp, bool on)
 		 * a run in flight on another CPU finishes */
 		link = *lb;
 		*lb = NULL;
-		return bpf_link__destroy(link);
+		return bpf_link__destroy(link) ?: 1;
 	}
 	link = bpf_program__attach(btfp);
 	if (!link)
 		return -errno;
 	*lb = link;
-	return 0;
+	return 1;
 }
 
 void loader_set_alloc_duty(struct loader *ld, unsigned int duty)

@@ -104,8 +104,8 @@ void loader_set_shed(struct loader *ld, unsigned int mask);
  * (a classic tracepoint's would need perf_event_open's CAP_PERFMON, gone
  * after the privilege drop). */
 bool loader_can_detach(const struct loader *ld, int tp);
-/* Attach (on) or detach the program of tracepoint tp; 0, also where it
- * already was, or -errno (the program stays as it was). */
+/* Attach (on) or detach the program of tracepoint tp: 1 when it did, 0
+ * where it already was, or -errno (the program stays as it was). */
 int loader_set_attached(struct loader *ld, int tp, bool on);
 /* The kmem_cache_alloc program's duty (CS_DUTY_SHIFT_MAX): what its
  * tracked objects' shifts carry on top of the sampler's. */

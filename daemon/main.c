@@ -1212,23 +1212,45 @@ static void update_sampling(struct daemon *d, uint64_t now)
 			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
 }
 
-/* Attach or detach the kmem_cache_alloc program as the duty says (duty.h),
- * and set its timer for the next change. */
-static void duty_apply(struct daemon *d, bool on, uint64_t now)
+/* The auto sampler's records budget: the budget's, and while
+ * kmem_cache_alloc's program is attached 1/2^duty of the time, that share
+ * of it (else the sampler would track 2^duty times more in each slice and
+ * the tracked objects' cost would not fall), not below the budget's floor. */
+static void set_records_budget(struct daemon *d)
 {
-	uint64_t t = clock_ns(CLOCK_MONOTONIC);
-	struct itimerspec its = { 0 };
-	int err = loader_set_attached(&d->ld, LOADER_TP_CACHE_ALLOC, on);
+	uint64_t r = d->budget.records, floor = r < BUDGET_MIN_RECORDS ? r : BUDGET_MIN_RECORDS;
 
-	if (on)
-		duty_attached(&d->duty, now, !err, clock_ns(CLOCK_MONOTONIC) - t);
-	if (err && (d->duty.failures <= 1 || d->duty.failures % 100 == 0))
-		log_warn("budget: cannot %s the kmem_cache_alloc program: %s (%" PRIu64 " times): its allocations are not traced until it is",
-			 on ? "attach" : "detach", strerror(-err), d->duty.failures);
+	if (d->smp.fixed)
+		return;
+	r >>= d->duty.shift;
+	d->smp.budget = r > floor ? r : floor;
+}
+
+/* The timer of the kmem_cache_alloc program's next change (duty.h). */
+static void duty_arm(struct daemon *d)
+{
+	struct itimerspec its = { 0 };
+
 	its.it_value.tv_sec = d->duty.next_ns / NSEC_PER_SEC;
 	its.it_value.tv_nsec = d->duty.next_ns % NSEC_PER_SEC;
 	if (d->dfd >= 0 && timerfd_settime(d->dfd, TFD_TIMER_ABSTIME, &its, NULL))
 		log_warn("cannot set the alloc program's timer: %s", strerror(errno));
+}
+
+/* Attach or detach the kmem_cache_alloc program as the duty says, and set
+ * the timer for the next change. */
+static void duty_apply(struct daemon *d, bool on, uint64_t now)
+{
+	uint64_t t = clock_ns(CLOCK_MONOTONIC);
+	int r = loader_set_attached(&d->ld, LOADER_TP_CACHE_ALLOC, on);
+
+	/* an attach's time (not one that found it attached) sets the lead */
+	if (on && r != 0)
+		duty_attached(&d->duty, now, r > 0, clock_ns(CLOCK_MONOTONIC) - t);
+	if (r < 0 && (d->duty.failures <= 1 || d->duty.failures % 100 == 0))
+		log_warn("cannot %s the kmem_cache_alloc program: %s (%" PRIu64 " times): its allocations are not traced until it is",
+			 on ? "attach" : "detach", strerror(-r), d->duty.failures);
+	duty_arm(d);
 }
 
 static void on_duty(int fd, uint32_t events, void *data)
@@ -1241,7 +1263,7 @@ static void on_duty(int fd, uint32_t events, void *data)
 		return;
 	now = clock_ns(CLOCK_MONOTONIC);
 	if (d->duty.next_ns && now < d->duty.next_ns)
-		duty_apply(d, d->duty.on, now);	/* early: set again */
+		duty_arm(d);	/* early: set again */
 	else if (d->duty.next_ns)
 		duty_apply(d, duty_step(&d->duty, now), now);
 }
@@ -1268,7 +1290,7 @@ static void shed_programs(struct daemon *d, uint64_t now)
 		if (!loader_can_detach(&d->ld, opt[i].tp))
 			continue;
 		err = loader_set_attached(&d->ld, opt[i].tp, level < opt[i].level);
-		if (err)
+		if (err < 0)
 			log_warn("budget: cannot %s the %s program: %s", level < opt[i].level ? "attach" : "detach",
 				 opt[i].name, strerror(-err));
 	}
@@ -1276,6 +1298,7 @@ static void shed_programs(struct daemon *d, uint64_t now)
 		return;
 	loader_set_alloc_duty(&d->ld, duty);
 	duty_apply(d, duty_set(&d->duty, duty, now), now);
+	set_records_budget(d);
 }
 
 /* --budget: measure the cost once a second and apply what the controller
@@ -1302,8 +1325,7 @@ static void update_budget(struct daemon *d, uint64_t now)
 	if (!budget_update(&d->budget, now, clock_ns(CLOCK_PROCESS_CPUTIME_ID), bpf_ns, fixed_ns,
 			   kernel))
 		return;
-	if (!d->smp.fixed)
-		d->smp.budget = d->budget.records;
+	set_records_budget(d);
 	if (d->budget.level != level) {
 		shed_programs(d, now);
 		if (d->budget.level > level)
@@ -1582,9 +1604,9 @@ static int load_and_attach(struct daemon *d)
 	d->real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	d->t0 = d->start_ns - d->start_ns % window_ns;
 	duty_init(&d->duty, d->t0, window_ns, d->start_ns ^ (uint64_t)getpid() << 32);
-	/* sampling in time detaches and attaches kmem_cache_alloc's program:
-	 * not a classic tracepoint's (budget.h) */
-	if (!loader_can_detach(&d->ld, LOADER_TP_CACHE_ALLOC))
+	/* the budget samples in time where --sample-time auto lets it, and
+	 * the program is a BTF tracepoint's (budget.h) */
+	if (!d->env.sample_time_auto || !loader_can_detach(&d->ld, LOADER_TP_CACHE_ALLOC))
 		d->budget.top = BUDGET_SHED_KMALLOC;
 	anomalies_init(&d->anom, window_ns, on_anomaly, d, ANOMALY_EVENTS_PER_S,
 		       ANOMALY_EVENTS_BURST);
@@ -1626,6 +1648,7 @@ static int start_sources(struct daemon *d)
 		loader_set_alloc_duty(&d->ld, (unsigned int)d->env.sample_time_shift);
 		duty_apply(d, duty_set(&d->duty, (unsigned int)d->env.sample_time_shift,
 				       clock_ns(CLOCK_MONOTONIC)), clock_ns(CLOCK_MONOTONIC));
+		set_records_budget(d);
 	}
 	if (!err)
 		err = loop_add(&d->loop, loader_epoll_fd(&d->ld), EPOLLIN, on_rings, d);

@@ -257,6 +257,10 @@ static void args_parse__sample__power_of_two_or_auto(void **state)
 	assert_int_equal(PARSE(&env, "--sample-time", "3"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--sample-time", "16"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--sample-time", "0"), -EINVAL);
+	assert_false(env.sample_time_auto);
+	assert_int_equal(PARSE(&env, "--sample-time", "auto"), 0);
+	assert_true(env.sample_time_auto);
+	assert_int_equal(env.sample_time_shift, 0);
 	/* --budget: percent of one CPU, or off */
 	env_defaults(&env);
 	assert_true(env.budget_pct == 25);
