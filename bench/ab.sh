@@ -74,8 +74,9 @@ setup_start() {
 		cs_start "$tmp" $_a ;;
 	esac
 }
+# a second of quiet after a tracer's exit: its maps are freed behind it
 setup_stop() {
-	case $1 in none) ;; floor) floor_stop ;; *) cs_stop ;; esac
+	case $1 in none) ;; floor) floor_stop; sleep 1 ;; *) cs_stop; sleep 1 ;; esac
 }
 
 # one set-up, measured once; its numbers go to $tmp/s<index>

@@ -133,15 +133,20 @@ tracer_rounds() {
 	done
 }
 
-# tracer_one SETUP DIR MEASURE: one set-up of tracer_rounds, measured once.
+# tracer_one SETUP DIR MEASURE: one set-up of tracer_rounds, measured
+# once.  A tracer's exit leaves work behind (its maps are freed by a
+# kernel worker after a grace period: bpftrace's hash maps took the
+# eventfd loop after it from 570 to 1 200 ns an iteration), and the
+# rotation keeps each set-up behind the same one every round: so a second
+# of quiet after each.
 tracer_one() {
 	case $1 in
 	none)	$3 >> "$2/none" ;;
-	cs)	cs_start "$2"; $3 >> "$2/cs"; cs_stop ;;
-	exact)	cs_start "$2" --sample 1; $3 >> "$2/exact"; cs_stop ;;
-	intime)	cs_start "$2" --sample-time 4; $3 >> "$2/intime"; cs_stop ;;
+	cs)	cs_start "$2"; $3 >> "$2/cs"; cs_stop; sleep 1 ;;
+	exact)	cs_start "$2" --sample 1; $3 >> "$2/exact"; cs_stop; sleep 1 ;;
+	intime)	cs_start "$2" --sample-time 4; $3 >> "$2/intime"; cs_stop; sleep 1 ;;
 	floor)	[ -x "$B/bench/floor" ] || return 0
-		floor_start "$2"; $3 >> "$2/floor"; floor_stop ;;
+		floor_start "$2"; $3 >> "$2/floor"; floor_stop; sleep 1 ;;
 	count|samejob)
 		command -v bpftrace >/dev/null 2>&1 || return 0
 		rm -f "$2/bt.out"
@@ -149,7 +154,8 @@ tracer_one() {
 		_bt=$!
 		wait_line "$2/bt.out" ready
 		$3 >> "$2/$1"
-		stop_peer $_bt ;;
+		stop_peer $_bt
+		sleep 2 ;;
 	esac
 }
 

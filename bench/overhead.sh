@@ -9,7 +9,9 @@
 # events goes below), and under bpftrace doing
 # cachescoped's slab job (bench/peers/samejob.bt: per-pointer lifetimes,
 # per-cache and per-process counts, 8-frame stacks).  Rounds alternate
-# between the set-ups so that drift of this noisy VM hits all alike;
+# between the set-ups, each round starting one set-up later (lib.sh's
+# tracer_rounds), so that drift of this noisy VM, and what one set-up
+# leaves behind for the next, hits all alike;
 # medians and throughput ratios (untraced time / traced time) are printed,
 # then cachescoped's per-program cost: the kernel's mean and the programs'
 # own median.
@@ -19,7 +21,7 @@ set -eu
 cd "$(dirname "$0")/.."
 B=${CS_BUILD:-build}
 N=${1:-200000}
-R=${2:-5}
+R=${2:-7}
 [ "$(id -u)" = 0 ] || { echo "overhead.sh: needs root" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -28,50 +30,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 have_bpftrace=0
 command -v bpftrace >/dev/null 2>&1 && have_bpftrace=1
-for r in $(seq "$R"); do
-	"$B/bench/slabload" "$N" >> "$tmp/none"
-
-	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" > "$tmp/cs.out.$r" 2>&1 &
-	pid=$!
-	cs_wait "$tmp/cs.sock" $pid
-	"$B/bench/slabload" "$N" >> "$tmp/cachescoped"
-	kill -INT $pid; wait $pid
-
-	# every object tracked, whatever the rate (the default samples past
-	# its record budget)
-	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" --sample 1 \
-		> "$tmp/cs1.out.$r" 2>&1 &
-	pid=$!
-	cs_wait "$tmp/cs.sock" $pid
-	"$B/bench/slabload" "$N" >> "$tmp/exact"
-	kill -INT $pid; wait $pid
-
-	# sampling in time: kmem_cache_alloc's program attached a quarter of
-	# each window, detached (not even dispatched) the rest
-	"$B/cachescoped" --socket "$tmp/cs.sock" --top 0 --csv "$tmp/cs.csv" --sample-time 4 \
-		> "$tmp/cst.out.$r" 2>&1 &
-	pid=$!
-	cs_wait "$tmp/cs.sock" $pid
-	"$B/bench/slabload" "$N" >> "$tmp/intime"
-	kill -INT $pid; wait $pid
-
-	if [ -x "$B/bench/floor" ]; then
-		floor_start "$tmp"
-		"$B/bench/slabload" "$N" >> "$tmp/floor"
-		floor_stop
-	fi
-
-	if [ $have_bpftrace = 1 ]; then
-		for peer in count samejob; do
-			rm -f "$tmp/bt.out"
-			BPFTRACE_MAP_KEYS_MAX=262144 bpftrace bench/peers/$peer.bt > "$tmp/bt.out" 2>&1 &
-			pid=$!
-			wait_line "$tmp/bt.out" ready
-			"$B/bench/slabload" "$N" >> "$tmp/$peer"
-			stop_peer $pid
-		done
-	fi
-done
+# the set-ups in rotated order (lib.sh): in a fixed order the untraced
+# loop came right after bpftrace's teardown (its maps freed after a grace
+# period) and ran twice as slow, every round: 1 207 ns against 570 ns
+# alone, so that every tracer read faster than none
+sl() { "$B/bench/slabload" "$N"; }
+tracer_rounds "$R" "$tmp" sl
+cp "$tmp/cs" "$tmp/cachescoped"
 
 base=$(median < "$tmp/none")
 echo "slabload: $N eventfd open+close per round, $R rounds, median ns per iteration"
@@ -90,7 +55,7 @@ if [ $have_bpftrace = 1 ]; then
 	printf '  cachescoped vs bpftrace same job: %.2fx its throughput\n' "$(awk "BEGIN{print $sj / $cs}")"
 fi
 echo "cachescoped events of the last timed round:"
-grep -E '^(events|sampling):' "$tmp/cs.out.$R" || true
+grep -E '^(events|sampling):' "$tmp/cs.out" || true
 
 # one more, untimed round with the kernel timing every program run (the
 # accounting itself adds a little to each run)
