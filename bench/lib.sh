@@ -114,12 +114,13 @@ floor_stop() { kill -INT $fl; wait $fl || true; }
 
 # tracer_rounds ROUNDS DIR MEASURE: ROUNDS rounds of the set-ups one after
 # the other, so that this VM's drift hits all alike: MEASURE (a command
-# printing one number, higher is better) untraced, under cachescoped (CSV
+# printing one number) untraced, under cachescoped (CSV
 # on), under cachescoped --sample-time 4 (sampling in time), under
 # cachescoped --sample 1 (every object tracked), under the empty programs
 # of bench/floor, and where bpftrace is installed under the counting peer
 # and the same-job peer; the numbers go to DIR/none, cs, intime, exact,
-# floor, count, samejob.  Each round starts one set-up later than the
+# floor, count, samejob (and the default cachescoped's last output to
+# DIR/cs.default.out).  Each round starts one set-up later than the
 # round before: a server's throughput here drifts within a round too, and
 # a fixed order charges that drift to whoever comes late.  Give as many
 # rounds as set-ups (7) to put each in every place once.
@@ -142,7 +143,7 @@ tracer_rounds() {
 tracer_one() {
 	case $1 in
 	none)	$3 >> "$2/none" ;;
-	cs)	cs_start "$2"; $3 >> "$2/cs"; cs_stop; sleep 1 ;;
+	cs)	cs_start "$2"; $3 >> "$2/cs"; cs_stop; cp "$2/cs.out" "$2/cs.default.out"; sleep 1 ;;
 	exact)	cs_start "$2" --sample 1; $3 >> "$2/exact"; cs_stop; sleep 1 ;;
 	intime)	cs_start "$2" --sample-time 4; $3 >> "$2/intime"; cs_stop; sleep 1 ;;
 	floor)	[ -x "$B/bench/floor" ] || return 0

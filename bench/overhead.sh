@@ -36,13 +36,12 @@ command -v bpftrace >/dev/null 2>&1 && have_bpftrace=1
 # alone, so that every tracer read faster than none
 sl() { "$B/bench/slabload" "$N"; }
 tracer_rounds "$R" "$tmp" sl
-cp "$tmp/cs" "$tmp/cachescoped"
 
 base=$(median < "$tmp/none")
 echo "slabload: $N eventfd open+close per round, $R rounds, median ns per iteration"
 row() { printf '  %-20s %8.1f ns  %.2fx the untraced throughput\n' "$1" "$2" "$(awk "BEGIN{print $base / $2}")"; }
 printf '  %-20s %8.1f ns\n' "no tracer" "$base"
-cs=$(median < "$tmp/cachescoped")
+cs=$(median < "$tmp/cs")
 row "cachescoped (csv)" "$cs"
 row "  every object" "$(median < "$tmp/exact")"
 row "  alloc 1/4 of time" "$(median < "$tmp/intime")"
@@ -55,7 +54,7 @@ if [ $have_bpftrace = 1 ]; then
 	printf '  cachescoped vs bpftrace same job: %.2fx its throughput\n' "$(awk "BEGIN{print $sj / $cs}")"
 fi
 echo "cachescoped events of the last timed round:"
-grep -E '^(events|sampling):' "$tmp/cs.out" || true
+grep -E '^(events|sampling):' "$tmp/cs.default.out" || true
 
 # one more, untimed round with the kernel timing every program run (the
 # accounting itself adds a little to each run)

@@ -104,8 +104,7 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		}
 		if (!b->over_since_ns)
 			b->over_since_ns = now_ns;
-		if (b->level < b->top && b->level + 1 < BUDGET_LEVELS &&
-		    now_ns - b->over_since_ns >= BUDGET_SHED_AFTER_NS) {
+		if (b->level < b->top && now_ns - b->over_since_ns >= BUDGET_SHED_AFTER_NS) {
 			b->level++;
 			b->sheds++;
 			b->over_since_ns = now_ns;

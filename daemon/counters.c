@@ -53,10 +53,8 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	/* sampling in time: the share of the time kmem_cache_alloc's program
 	 * is meant to be attached, the share it was while cycling, its slices
 	 * and the attaches the kernel refused */
-	report_dbl(f, "budget_alloc_share", 1.0 / (double)(1u << c->duty.shift), 3);
-	report_dbl(f, "budget_alloc_share_measured",
-		   c->duty.on_ns + c->duty.off_ns ?
-			   (double)c->duty.on_ns / (double)(c->duty.on_ns + c->duty.off_ns) : 1.0, 3);
+	report_dbl(f, "budget_alloc_share", duty_share(&c->duty), 3);
+	report_dbl(f, "budget_alloc_share_measured", duty_share_measured(&c->duty), 3);
 	report_u64(f, "budget_alloc_slices", c->duty.cycles);
 	report_u64(f, "budget_alloc_attach_failures", c->duty.failures);
 	report_u64(f, "budget_lowered", c->budget.lowered);

@@ -45,6 +45,18 @@ struct duty {
 	uint64_t since_ns;		/* the last change, for on_ns and off_ns */
 };
 
+/* The share of the time the program is meant to be attached (1/2^shift),
+ * and the share it was while cycling (1 before any cycling). */
+static inline double duty_share(const struct duty *u)
+{
+	return 1.0 / (double)(1u << u->shift);
+}
+
+static inline double duty_share_measured(const struct duty *u)
+{
+	return u->on_ns + u->off_ns ? (double)u->on_ns / (double)(u->on_ns + u->off_ns) : 1.0;
+}
+
 /* Windows of window_ns from t0_ns; seed: any nonzero number. */
 void duty_init(struct duty *u, uint64_t t0_ns, uint64_t window_ns, uint64_t seed);
 /* Cycle 1/2^shift of the time from now (0: attached for good).  Returns

@@ -68,8 +68,9 @@ static void tp_progs(struct cachescope_bpf *skel, int i,
 	*classic = c[i];
 }
 
-static void tp_links(struct cachescope_bpf *skel, int i,
-		     struct bpf_link ***btf, struct bpf_link ***classic)
+/* The skeleton's link of tracepoint i's BTF program (the only kind the
+ * daemon detaches and attaches again: loader_can_detach). */
+static struct bpf_link **btf_link(struct cachescope_bpf *skel, int i)
 {
 	struct bpf_link **b[LOADER_NR_TP] = {
 		&skel->links.btf_kmem_cache_alloc, &skel->links.btf_kmem_cache_free,
@@ -78,16 +79,8 @@ static void tp_links(struct cachescope_bpf *skel, int i,
 		&skel->links.btf_exec,
 		&skel->links.btf_fork, &skel->links.btf_exit_task,
 	};
-	struct bpf_link **c[LOADER_NR_TP] = {
-		&skel->links.tp_kmem_cache_alloc, &skel->links.tp_kmem_cache_free,
-		&skel->links.tp_kmalloc, &skel->links.tp_kfree,
-		&skel->links.tp_page_add, &skel->links.tp_page_del,
-		&skel->links.tp_exec,
-		&skel->links.tp_fork, &skel->links.tp_exit_task,
-	};
 
-	*btf = b[i];
-	*classic = c[i];
+	return b[i];
 }
 
 /* libbpf's messages: shown with -vv; otherwise the last warning is kept so
@@ -764,12 +757,12 @@ bool loader_can_detach(const struct loader *ld, int tp)
 int loader_set_attached(struct loader *ld, int tp, bool on)
 {
 	struct bpf_program *btfp, *classic;
-	struct bpf_link **lb, **lc, *link;
+	struct bpf_link **lb, *link;
 
 	if (!loader_can_detach(ld, tp))
 		return -EOPNOTSUPP;
 	tp_progs(ld->skel, tp, &btfp, &classic);
-	tp_links(ld->skel, tp, &lb, &lc);
+	lb = btf_link(ld->skel, tp);
 	if (on == (*lb != NULL))
 		return 0;
 	if (!on) {

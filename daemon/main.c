@@ -1268,6 +1268,22 @@ static void on_duty(int fd, uint32_t events, void *data)
 		duty_apply(d, duty_step(&d->duty, now), now);
 }
 
+/* kmem_cache_alloc's share of the time: the budget's level's, and
+ * --sample-time's at least; where it changes, the programs' shift, the
+ * slices and the records budget follow. */
+static void set_duty(struct daemon *d, uint64_t now)
+{
+	unsigned int duty = budget_alloc_duty(d->budget.level);
+
+	if (duty < (unsigned int)d->env.sample_time_shift)
+		duty = (unsigned int)d->env.sample_time_shift;
+	if (duty == d->duty.shift)
+		return;
+	loader_set_alloc_duty(&d->ld, duty);
+	duty_apply(d, duty_set(&d->duty, duty, now), now);
+	set_records_budget(d);
+}
+
 /* What a shed level takes off the tracepoints: the page-cache programs
  * and kmalloc's are detached (the .bss mask stops them first, and holds
  * where one cannot be: a classic tracepoint's), and kmem_cache_alloc's is
@@ -1279,11 +1295,8 @@ static void shed_programs(struct daemon *d, uint64_t now)
 		{ LOADER_TP_PAGE_DEL, BUDGET_SHED_PAGE, "page-cache delete" },
 		{ LOADER_TP_KMALLOC, BUDGET_SHED_KMALLOC, "kmalloc" },
 	};
-	unsigned int level = d->budget.level, duty = budget_alloc_duty(level), i;
+	unsigned int level = d->budget.level, i;
 	int err;
-
-	if (duty < (unsigned int)d->env.sample_time_shift)
-		duty = (unsigned int)d->env.sample_time_shift;	/* --sample-time's at least */
 
 	loader_set_shed(&d->ld, budget_shed_mask(level));
 	for (i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
@@ -1294,11 +1307,7 @@ static void shed_programs(struct daemon *d, uint64_t now)
 			log_warn("budget: cannot %s the %s program: %s", level < opt[i].level ? "attach" : "detach",
 				 opt[i].name, strerror(-err));
 	}
-	if (duty == d->duty.shift)
-		return;
-	loader_set_alloc_duty(&d->ld, duty);
-	duty_apply(d, duty_set(&d->duty, duty, now), now);
-	set_records_budget(d);
+	set_duty(d, now);
 }
 
 /* --budget: measure the cost once a second and apply what the controller
@@ -1307,6 +1316,13 @@ static void shed_programs(struct daemon *d, uint64_t now)
  * --bpf-stats), else estimated from the events the records stand for. */
 static void update_budget(struct daemon *d, uint64_t now)
 {
+	static const char *const shed_what[BUDGET_LEVELS] = {
+		[BUDGET_SHED_PAGE] = "the page-cache programs",
+		[BUDGET_SHED_KMALLOC] = "kmalloc's allocations",
+		[BUDGET_SHED_ALLOC_HALF] = "kmem_cache_alloc's program half of the time",
+		[BUDGET_SHED_ALLOC_QUARTER] = "kmem_cache_alloc's program 3/4 of the time",
+		[BUDGET_SHED_ALLOC_EIGHTH] = "kmem_cache_alloc's program 7/8 of the time",
+	};
 	struct loader_prog_stats ps;
 	uint64_t bpf_ns, fixed_ns, was = d->budget.records;
 	unsigned int level = d->budget.level;
@@ -1331,12 +1347,7 @@ static void update_budget(struct daemon *d, uint64_t now)
 		if (d->budget.level > level)
 			log_warn("budget: tracing cost %.1f%% of a CPU (BPF %.1f%%%s, daemon %.1f%%), over --budget %g%% with the fewest objects tracked: shedding %s (%s)",
 				 d->budget.cost_pct, d->budget.bpf_pct, kernel ? "" : " estimated",
-				 d->budget.daemon_pct, d->budget.pct,
-				 d->budget.level == BUDGET_SHED_PAGE ? "the page-cache programs" :
-				 d->budget.level == BUDGET_SHED_KMALLOC ? "kmalloc's allocations" :
-				 d->budget.level == BUDGET_SHED_ALLOC_HALF ? "kmem_cache_alloc's program half of the time" :
-				 d->budget.level == BUDGET_SHED_ALLOC_QUARTER ? "kmem_cache_alloc's program 3/4 of the time" :
-										"kmem_cache_alloc's program 7/8 of the time",
+				 d->budget.daemon_pct, d->budget.pct, shed_what[d->budget.level],
 				 d->budget.level == BUDGET_SHED_PAGE ? "no refaults, no thrash label on files, until they are back" :
 				 d->budget.level == BUDGET_SHED_KMALLOC ? "no new kmalloc-* objects tracked until they are back" :
 									  "sampling in time: allocations counted in slices of each window, each tracked object standing for more; every free still seen");
@@ -1645,10 +1656,7 @@ static int start_sources(struct daemon *d)
 			log_err("--sample-time needs the BTF tracepoint kmem_cache_alloc (a classic tracepoint's program cannot be attached again once the daemon's privileges are dropped)");
 			return -EOPNOTSUPP;
 		}
-		loader_set_alloc_duty(&d->ld, (unsigned int)d->env.sample_time_shift);
-		duty_apply(d, duty_set(&d->duty, (unsigned int)d->env.sample_time_shift,
-				       clock_ns(CLOCK_MONOTONIC)), clock_ns(CLOCK_MONOTONIC));
-		set_records_budget(d);
+		set_duty(d, clock_ns(CLOCK_MONOTONIC));
 	}
 	if (!err)
 		err = loop_add(&d->loop, loader_epoll_fd(&d->ld), EPOLLIN, on_rings, d);

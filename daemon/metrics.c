@@ -454,7 +454,7 @@ static void budget_metrics(FILE *f, const struct budget *b, const struct duty *u
 			l == BUDGET_SHED_PAGE ? "page_cache" : "kmalloc", b->level >= l);
 	head(f, "cachescope_budget_alloc_traced_share", "gauge",
 	     "Share of the time kmem_cache_alloc's program is attached: 1, or 1/2, 1/4, 1/8 where --budget samples in time (each tracked object then stands for 2, 4, 8 times more)");
-	fprintf(f, "cachescope_budget_alloc_traced_share %.3f\n", 1.0 / (double)(1u << u->shift));
+	fprintf(f, "cachescope_budget_alloc_traced_share %.3f\n", duty_share(u));
 	one_u64(f, "cachescope_budget_alloc_slices_total", "counter",
 		"Slices of time kmem_cache_alloc's program was attached for while --budget sampled in time",
 		u->cycles);

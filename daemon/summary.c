@@ -246,9 +246,7 @@ void summary_print(const struct summary *s, FILE *out)
 	if (s->duty && (s->duty->cycles || s->duty->shift))
 		fprintf(out, "sampling in time: kmem_cache_alloc's program attached 1/%u of the time at the end, %.1f%% while sampling in time (%" PRIu64
 			" slices, %" PRIu64 " attaches refused)\n",
-			1u << s->duty->shift,
-			s->duty->on_ns + s->duty->off_ns ?
-				100.0 * (double)s->duty->on_ns / (double)(s->duty->on_ns + s->duty->off_ns) : 100.0,
+			1u << s->duty->shift, 100.0 * duty_share_measured(s->duty),
 			s->duty->cycles, s->duty->failures);
 	fprintf(out, "keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64
 		" idle_merged=%" PRIu64 " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
