@@ -10,6 +10,7 @@
 # kvref's tokens/s and whether the workload's label was found.
 #
 #   sudo bench/budget.sh [SECONDS] [BUDGET...]     (default 30 10 5)
+#   BUDGET_DAEMON_ARGS="--sample-time auto" sudo bench/budget.sh ...
 set -eu
 cd "$(dirname "$0")/.."
 B=${CS_BUILD:-build}
@@ -43,8 +44,9 @@ for p in "$@"; do
 	for w in false_sharing leak; do
 		load $((S + 2)) > "$tmp/wrk.out" &
 		wrk=$!
+		# shellcheck disable=SC2086
 		"$B/cachescoped" --budget "$p" --workload "$w" --duration "$S" --top 0 \
-			--socket "$tmp/cs.sock" > "$tmp/cs.out" 2>&1 &
+			--socket "$tmp/cs.sock" ${BUDGET_DAEMON_ARGS:-} > "$tmp/cs.out" 2>&1 &
 		cs=$!
 		cs_wait "$tmp/cs.sock" $cs
 		: > "$tmp/cost"

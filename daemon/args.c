@@ -115,8 +115,8 @@ static const struct argp_option options[] = {
 	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its user's and command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
 	{ "sample", OPT_SAMPLE, "N|auto", 0, "Track 1 in N slab allocations, at random (a power of two, 1..1024; 1: every object), or auto: every object while the records stay within --sample-budget, past it fewer of the busiest caches (default auto)", 0 },
 	{ "sample-budget", OPT_SAMPLE_BUDGET, "N", 0, "Slab records per second that auto sampling aims to stay under (default 50000)", 0 },
-	{ "sample-time", OPT_SAMPLE_TIME, "N|auto", 0, "Trace kmem_cache_alloc 1 in N of the time (1, 2, 4 or 8): its program attached for a slice of each window at random and detached the rest, where an alloc then costs nothing, not even the tracepoint's dispatch; each tracked object stands for N times more, every free is still seen (for counts at the least cost: the slab labels miss most leaks under it); or auto: always, unless --budget is still over with all else shed (default 1: always)", 0 },
-	{ "budget", OPT_BUDGET, "PERCENT|off", 0, "What tracing may cost, in percent of one CPU (the BPF programs' run time plus the daemon's CPU, measured each second); over it fewer slab objects are tracked, then the page-cache programs and kmalloc's allocations are shed, then, with --sample-time auto, kmem_cache_alloc is traced half, a quarter, an eighth of the time, and all come back as the cost falls (default 25)", 0 },
+	{ "sample-time", OPT_SAMPLE_TIME, "N|auto", 0, "Trace kmem_cache_alloc 1 in N of the time (1, 2, 4 or 8): its program attached for a slice of each window at random and detached the rest, where an alloc then costs nothing, not even the tracepoint's dispatch; each tracked object stands for N times more, every free is still seen, and the leak rule allows for the clusters this samples in; or auto: all the time, unless --budget is still over with all else shed (default auto)", 0 },
+	{ "budget", OPT_BUDGET, "PERCENT|off", 0, "What tracing may cost, in percent of one CPU (the BPF programs' run time plus the daemon's CPU, measured each second); over it fewer slab objects are tracked, then the page-cache programs and kmalloc's allocations are shed, then (with --sample-time auto, the default) kmem_cache_alloc is traced half, a quarter, an eighth of the time, and all come back as the cost falls (default 25)", 0 },
 	{ "nice", OPT_NICE, "N", 0, "The daemon's scheduling priority, -20..19: ahead of the processes it watches, so that it keeps up with their records while they keep the CPUs busy (--budget bounds what it takes); programs it starts run at 0 (default -5)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
@@ -157,6 +157,7 @@ void env_defaults(struct env *env)
 	env->sample_shift = -1;
 	env->sample_budget = 50000;
 	env->budget_pct = BUDGET_DEFAULT_PCT;
+	env->sample_time_auto = true;
 	env->nice = -5;
 	env->probe_uids[0] = 0;
 	env->nprobe_uids = 1;

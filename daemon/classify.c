@@ -502,23 +502,79 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 	return LABEL_NORMAL;
 }
 
+/* Sampling in time (duty.h) over a leak's rise: kmem_cache_alloc's
+ * program attached 1/d of each of periods_s periods a second (d 1: all the
+ * time).  Its tracked objects come in clusters, one a slice: a leak of one
+ * burst a period is caught in 1 period of d, at random.  So the rules
+ * allow for what that leaves unseen (sampled_quiet_s, the steps a second)
+ * and for the error of its count (rise_low), by the numbers of periods,
+ * not of objects. */
+struct duty_view {
+	double d, periods_s;
+};
+
+static struct duty_view duty_view_of(const struct evidence *e, const struct kview *kview)
+{
+	const struct wrow *row = e->r;
+	struct duty_view v = { 1, 0 };
+	unsigned int shift;
+
+	if (!kview || !kview->alloc_duty)
+		return v;
+	/* over the rise, the age before it and the quiet after it */
+	shift = kview->alloc_duty(kview->ctx, row->old_rise_s + row->old_quiet_s + row->age_ns / 1e9,
+				  &v.periods_s);
+	if (shift && v.periods_s > 0)
+		v.d = (double)(1u << (shift > 8 ? 8 : shift));
+	return v;
+}
+
+/* The longest run of periods with no slice that caught a leak of a burst a
+ * period, but for 1 chance in 100: ln 0.01 / ln(1 - 1/d) periods (1.7 s at
+ * 1/4 of 10 periods a second); none where sampling is not in time. */
+static double sampled_quiet_s(const struct duty_view *v)
+{
+	return v->d > 1 ? ceil(log(0.01) / log(1 - 1 / v->d)) / v->periods_s : 0;
+}
+
+/* A lower bound of a rise of old objects counted over rise_s seconds: the
+ * count of caught periods is binomial, of n periods at 1/d each, its
+ * relative error sqrt((d - 1) / n); one of those below (two left a ramp of
+ * 1.5 s that the kernel's count put at a fifth of the events' uncontradicted,
+ * stress-ng --sock's epoll entries).  The rise itself where sampling is not
+ * in time. */
+static double rise_low(const struct duty_view *v, double rise, double rise_s)
+{
+	double n = rise_s * v->periods_s, err;
+
+	if (v->d <= 1)
+		return rise;
+	err = n > 0 ? sqrt((v->d - 1) / n) : 1;
+	return err < 1 ? rise * (1 - err) : 0;
+}
+
 /* The leak test on the events alone: the population of objects older than
  * the row's age rose, in steps, long enough, by enough of the allocations
  * meanwhile and not in one jump, and lately.  fr: frees / allocs over the
- * rise; seen: the key's frees are visible (fr above the rule's share). */
-static bool old_rises(const double *t, const struct evidence *e, double *fr, bool *seen)
+ * rise; seen: the key's frees are visible (fr above the rule's share).
+ * Sampled in time (v): 1/d of the steps a second, and a quiet as long as
+ * periods that no slice caught may run. */
+static bool old_rises(const double *t, const struct evidence *e, const struct duty_view *v,
+		      double *fr, bool *seen)
 {
 	const struct wrow *row = e->r;
-	double rise_s = row->old_rise_s;
+	double rise_s = row->old_rise_s, quiet = t[R_LEAK_MAX_QUIET_S];
 
+	if (sampled_quiet_s(v) > quiet)
+		quiet = sampled_quiet_s(v);
 	*fr = row->old_rise_allocs ? (double)row->old_rise_frees / row->old_rise_allocs : 0;
 	*seen = *fr > t[R_LEAK_SEEN_FREE_SHARE];
 	return row->old_objs > 0 && row->old_steps >= t[R_LEAK_MIN_STEPS] &&
-	       row->old_steps >= t[R_LEAK_MIN_STEPS_S] * rise_s &&
+	       row->old_steps >= t[R_LEAK_MIN_STEPS_S] / v->d * rise_s &&
 	       tracked_rise(e) >= t[R_LEAK_MIN_OBJECTS] &&
 	       (double)row->old_rise >= t[R_LEAK_MIN_SHARE] * (double)row->old_rise_allocs &&
 	       (double)row->old_max_step <= t[R_LEAK_MAX_STEP_SHARE] * (double)row->old_rise &&
-	       row->old_quiet_s <= t[R_LEAK_MAX_QUIET_S] &&
+	       row->old_quiet_s <= quiet &&
 	       rise_s >= (*seen ? t[R_LEAK_MIN_RISE_S] : t[R_LEAK_BLIND_RISE_S]) &&
 	       row->old_rise >= t[R_LEAK_MIN_GROWTH_S] * rise_s;
 }
@@ -573,7 +629,8 @@ static bool kernel_keeps(const char *key, const char *what, const struct evidenc
  * where the events see the key's frees or the rise outlasts its start-up. */
 static enum cs_label leak_by_count(const double *t, const char *key, const char *what,
 				   double growth, double fr, bool seen, const struct evidence *e,
-				   const struct kview *kview, char *reason, size_t n)
+				   const struct duty_view *v, const struct kview *kview,
+				   char *reason, size_t n)
 {
 	const struct wrow *row = e->r;
 	const struct wslot *s = row->s;
@@ -591,9 +648,13 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	 * users filling and emptying their slabs) */
 	coarse = !err && res > 0 && (double)row->old_rise <= (double)res &&
 		 kgrowth * got >= -(double)res;
-	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * growth) {
+	/* sampled in time, the events' count is checked by its lower bound */
+	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * rise_low(v, growth, rise_s)) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
+		if (v->d > 1)
+			str_append(reason, n, " (allocations traced 1/%.0f of the time: the events' rise at least %+.0f/s)",
+				   v->d, rise_low(v, growth, rise_s));
 		if (s->unseen_frees)
 			str_append(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
 		return LABEL_NORMAL;
@@ -623,6 +684,8 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 		str_append(reason, n, "; cache %s %+.0f/s over %.1f s", key, kgrowth, got);
 	else
 		str_append(reason, n, "; no kernel count of this cache to check");
+	if (v->d > 1)
+		str_append(reason, n, "; allocations traced 1/%.0f of the time", v->d);
 	if (s->unseen_frees)
 		str_append(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
 	add_site(e, kview, reason, n);
@@ -642,12 +705,14 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 {
 	const struct wrow *row = e->r;
 	const double *t = r->v;
+	struct duty_view v;
 	enum cs_label label;
 	double growth, fr;
 	char what[200];
 	bool seen;
 
-	if (!old_rises(t, e, &fr, &seen))
+	v = duty_view_of(e, kview);
+	if (!old_rises(t, e, &v, &fr, &seen))
 		return LABEL_NONE;
 	growth = row->old_rise / row->old_rise_s;
 	snprintf(what, sizeof(what), "%lld objects older than %.1f s, %+.0f/s for %.1f s%s (frees/allocs %.2f)",
@@ -691,7 +756,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	}
 	if (kernel_keeps(key, what, e, kview, reason, n))
 		return LABEL_NORMAL;
-	label = leak_by_count(t, key, what, growth, fr, seen, e, kview, reason, n);
+	label = leak_by_count(t, key, what, growth, fr, seen, e, &v, kview, reason, n);
 	if (label == LABEL_LEAK)
 		add_stack(e, kview, reason, n);
 	return label;

@@ -136,6 +136,11 @@ struct kview {
 	 * where none is known; NULL: no stacks (a CSV read back) */
 	int (*leak_stack)(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
 			  struct stack_top *top);
+	/* sampling in time (duty.h): the largest shift kmem_cache_alloc's
+	 * program ran under over the last span_s seconds (attached 1/2^shift
+	 * of the time; 0: all of it), and its periods a second; NULL: none
+	 * (a CSV read back) */
+	unsigned int (*alloc_duty)(void *ctx, double span_s, double *periods_per_s);
 	void *ctx;
 };
 

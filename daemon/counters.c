@@ -57,6 +57,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_dbl(f, "budget_alloc_share_measured", duty_share_measured(&c->duty), 3);
 	report_u64(f, "budget_alloc_slices", c->duty.cycles);
 	report_u64(f, "budget_alloc_attach_failures", c->duty.failures);
+	report_u64(f, "budget_alloc_slices_missed", c->duty.missed);
 	report_u64(f, "budget_lowered", c->budget.lowered);
 	report_u64(f, "budget_raised", c->budget.raised);
 	report_u64(f, "budget_sheds", c->budget.sheds);

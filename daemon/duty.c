@@ -43,12 +43,13 @@ static uint64_t period_start(const struct duty *u, uint64_t p)
 	       p % u->per_window * u->window_ns / u->per_window;
 }
 
-/* The slice of the first period that starts at or after from: its start,
- * at a random offset in the period. */
-static uint64_t plan_slice(struct duty *u, uint64_t from)
+/* The slice of the first period that starts at or after from: at a random
+ * offset in the period, round it as a circle (duty.h): one piece, or two,
+ * the one at the period's start planned first. */
+static void plan_slice(struct duty *u, uint64_t from)
 {
 	uint64_t p = from > u->t0_ns ? (from - u->t0_ns) / u->period_ns : 0;
-	uint64_t room = u->period_ns - slice_len(u);
+	uint64_t start, end, len, off;
 
 	/* the estimate is within a period or two of the one wanted (the
 	 * periods of an uneven window are 1 ns apart in length) */
@@ -56,7 +57,33 @@ static uint64_t plan_slice(struct duty *u, uint64_t from)
 		p--;
 	while (period_start(u, p) < from)
 		p++;
-	return period_start(u, p) + (room ? next_rand(u) % (room + 1) : 0);
+	start = period_start(u, p);
+	end = period_start(u, p + 1);
+	len = slice_len(u);
+	off = next_rand(u) % (end - start);
+	if (start + off + len <= end) {
+		u->slice_ns = start + off;
+		u->end_ns = start + off + len;
+		u->rest_ns = u->rest_end_ns = 0;
+	} else {
+		u->slice_ns = start;
+		u->end_ns = start + off + len - (end - start);
+		u->rest_ns = start + off;
+		u->rest_end_ns = end;
+	}
+}
+
+/* The piece after the one planned or run: its slice's other piece, or the
+ * next period's slice. */
+static void next_piece(struct duty *u)
+{
+	if (u->rest_ns) {
+		u->slice_ns = u->rest_ns;
+		u->end_ns = u->rest_end_ns;
+		u->rest_ns = u->rest_end_ns = 0;
+	} else {
+		plan_slice(u, u->slice_ns + 1);
+	}
 }
 
 /* The next change: a planned slice's start, less the lead an attach takes */
@@ -83,6 +110,10 @@ static void account(struct duty *u, uint64_t now_ns)
 bool duty_set(struct duty *u, unsigned int shift, uint64_t now_ns)
 {
 	account(u, now_ns);
+	if (shift < u->shift) {
+		u->prev_shift = u->shift;
+		u->prev_until_ns = now_ns;
+	}
 	u->shift = shift;
 	if (!shift) {
 		u->on = true;
@@ -92,38 +123,46 @@ bool duty_set(struct duty *u, unsigned int shift, uint64_t now_ns)
 	/* off until a slice of the next period (this one's share is spent
 	 * or partly spent: an unbiased window takes its whole slice) */
 	u->on = false;
-	u->slice_ns = plan_slice(u, now_ns + 1);
+	plan_slice(u, now_ns + 1);
 	arm_slice(u, now_ns);
 	return false;
 }
 
 bool duty_step(struct duty *u, uint64_t now_ns)
 {
-	uint64_t end;
-
 	if (!u->shift) {
 		u->next_ns = 0;
 		return u->on = true;
 	}
 	account(u, now_ns);
 	if (!u->on) {
-		/* a slice whose time has passed (the daemon was late) is
+		/* a piece whose time has passed (the daemon was late) is
 		 * given up, not run short */
-		end = u->slice_ns + slice_len(u);
-		if (now_ns >= end) {
-			u->slice_ns = plan_slice(u, u->slice_ns + 1);
+		if (now_ns >= u->end_ns) {
+			while (now_ns >= u->end_ns) {
+				u->missed++;
+				next_piece(u);
+			}
 			arm_slice(u, now_ns);
 			return false;
 		}
 		u->on = true;
 		u->cycles++;
-		u->next_ns = end;
+		u->next_ns = u->end_ns;
+		return true;
+	}
+	next_piece(u);
+	/* the next piece starts where this one ends (a slice of the next
+	 * period round its start): on through both, no detach and attach */
+	if (u->slice_ns == u->next_ns && u->end_ns > now_ns) {
+		u->next_ns = u->end_ns;
 		return true;
 	}
 	u->on = false;
-	u->slice_ns = plan_slice(u, u->slice_ns + 1);
-	if (u->slice_ns < now_ns)
-		u->slice_ns = plan_slice(u, now_ns);
+	while (now_ns >= u->end_ns) {
+		u->missed++;
+		next_piece(u);
+	}
 	arm_slice(u, now_ns);
 	return false;
 }
@@ -147,6 +186,6 @@ void duty_attached(struct duty *u, uint64_t now_ns, bool ok, uint64_t took_ns)
 		u->next_ns = now_ns + u->period_ns;
 		return;
 	}
-	u->slice_ns = plan_slice(u, u->slice_ns + 1);
+	next_piece(u);
 	arm_slice(u, now_ns);
 }

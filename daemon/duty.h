@@ -11,8 +11,13 @@
  * The time is cut into periods that tile the windows (a window of up to
  * DUTY_PERIOD_MAX_NS is one period, a longer one several of equal length),
  * and the program is attached for one slice of 1/2^shift of each period,
- * at an offset drawn at random each period (a workload with a period of
- * its own is not always caught in the same phase, nor always missed).
+ * at an offset drawn at random each period over the whole period, taken as
+ * a circle: a slice that runs past the period's end goes on at its start
+ * (two pieces).  So every moment of a period is traced with the same
+ * chance, 1/2^shift: a workload with a period of its own is caught as often
+ * in any phase.  (Slices kept whole inside their period left the middle of
+ * it traced 1 time in 3 at 1/4, its edges almost never: a burst every 100
+ * ms in the middle was counted 4/3 of what it was.)
  * Every window is traced for the same share of its time, so a tracked
  * object standing for 2^shift more (alloc_duty_shift) keeps each window's
  * counts unbiased.  An attach takes the kernel a few hundred microseconds
@@ -27,6 +32,9 @@
 #include <stdint.h>
 
 #define DUTY_PERIOD_MAX_NS	100000000ull	/* 100 ms: 10 attaches a second */
+/* A rate of records measured over fewer periods than this reads a slice's
+ * rate (2^shift times the mean) more than 1 time in 8 of its length */
+#define DUTY_RATE_PERIODS	8
 
 struct duty {
 	uint64_t t0_ns, window_ns;	/* the windows' origin and length */
@@ -34,15 +42,21 @@ struct duty {
 	uint64_t period_ns;		/* a period (window_ns / per_window) */
 	unsigned int shift;		/* attached 1/2^shift of the time; 0: always */
 	bool on;			/* attached now (as told) */
-	uint64_t slice_ns;		/* the start of the slice planned or running */
+	uint64_t slice_ns, end_ns;	/* the piece of a slice planned or running */
+	uint64_t rest_ns, rest_end_ns;	/* its other piece in the period (0: none) */
 	uint64_t next_ns;		/* the next change; 0: none */
 	uint64_t lead_ns;		/* how early an attach starts (measured) */
 	uint64_t rnd;			/* xorshift64 state of the offsets */
 	/* for the status and metrics */
 	uint64_t cycles;		/* slices run */
 	uint64_t failures;		/* attaches the kernel refused */
+	uint64_t missed;		/* slices given up: the daemon woke past them */
 	uint64_t on_ns, off_ns;		/* time attached and detached while cycling */
 	uint64_t since_ns;		/* the last change, for on_ns and off_ns */
+	/* the last shift lowered, and when: objects tracked under it stay
+	 * live, standing for 2^that many, after the duty falls */
+	unsigned int prev_shift;
+	uint64_t prev_until_ns;
 };
 
 /* The share of the time the program is meant to be attached (1/2^shift),
@@ -55,6 +69,19 @@ static inline double duty_share(const struct duty *u)
 static inline double duty_share_measured(const struct duty *u)
 {
 	return u->on_ns + u->off_ns ? (double)u->on_ns / (double)(u->on_ns + u->off_ns) : 1.0;
+}
+
+/* The largest shift in effect over the last span_ns before now_ns (0:
+ * attached all that time), and the periods a second. */
+static inline unsigned int duty_shift_within(const struct duty *u, uint64_t now_ns,
+					     uint64_t span_ns, double *periods_per_s)
+{
+	unsigned int s = u->shift;
+
+	if (u->prev_shift > s && u->prev_until_ns + span_ns >= now_ns)
+		s = u->prev_shift;
+	*periods_per_s = u->period_ns ? 1e9 / (double)u->period_ns : 0;
+	return s;
 }
 
 /* Windows of window_ns from t0_ns; seed: any nonzero number. */

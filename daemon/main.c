@@ -334,6 +334,14 @@ static int kview_cache_growth(void *ctx, const char *cache, double span_s,
 	return kstate_growth(d->ks, cache, (uint64_t)(span_s * NSEC_PER_SEC), per_s, got_s);
 }
 
+static unsigned int kview_alloc_duty(void *ctx, double span_s, double *periods_per_s)
+{
+	struct daemon *d = ctx;
+
+	return duty_shift_within(&d->duty, clock_ns(CLOCK_MONOTONIC),
+				 (uint64_t)(span_s * NSEC_PER_SEC), periods_per_s);
+}
+
 static int kview_cache_reclaimable(void *ctx, const char *cache)
 {
 	struct daemon *d = ctx;
@@ -1057,6 +1065,7 @@ static int setup_rules(struct daemon *d)
 	d->an.kview.cache_reclaimable = kview_cache_reclaimable;
 	d->an.kview.file_lru_pages = kview_file_lru;
 	d->an.kview.memory_stall = kview_memory_stall;
+	d->an.kview.alloc_duty = kview_alloc_duty;
 	d->an.kview.ctx = d;
 	return 0;
 }
@@ -1282,6 +1291,7 @@ static void set_duty(struct daemon *d, uint64_t now)
 	loader_set_alloc_duty(&d->ld, duty);
 	duty_apply(d, duty_set(&d->duty, duty, now), now);
 	set_records_budget(d);
+	sampler_set_span(&d->smp, duty ? DUTY_RATE_PERIODS * d->duty.period_ns : 0);
 }
 
 /* What a shed level takes off the tracepoints: the page-cache programs

@@ -461,6 +461,9 @@ static void budget_metrics(FILE *f, const struct budget *b, const struct duty *u
 	one_u64(f, "cachescope_budget_alloc_attach_failures_total", "counter",
 		"Attaches of kmem_cache_alloc's program the kernel refused while --budget sampled in time (its allocations untraced until the next)",
 		u->failures);
+	one_u64(f, "cachescope_budget_alloc_slices_missed_total", "counter",
+		"Slices of time kmem_cache_alloc's program was not attached for because the daemon woke past them (the traced share falls below the one the counts assume)",
+		u->missed);
 	head(f, "cachescope_budget_actions_total", "counter",
 	     "What --budget did: records budget lowered or raised, a level shed or restored");
 	fprintf(f, "cachescope_budget_actions_total{action=\"lowered\"} %" PRIu64 "\n", b->lowered);

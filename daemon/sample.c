@@ -24,6 +24,7 @@ void sampler_init(struct sampler *s, int fixed_shift, unsigned int max_shift,
 	s->max_shift = max_shift;
 	s->budget = budget ? budget : 1;
 	s->span_start_ns = now_ns;
+	s->min_span_ns = SAMPLE_MIN_SPAN_NS;
 	s->changes = 0;
 	s->peak_shift = s->top_shift = shift;
 	s->sampled = shift ? CS_SHIFT_SLOTS : 0;
@@ -73,7 +74,7 @@ unsigned int sampler_update(struct sampler *s, uint64_t now_ns)
 	unsigned int i, n, changed = 0, want, low;
 	double span, level;
 
-	if (s->fixed || now_ns < s->span_start_ns + SAMPLE_MIN_SPAN_NS)
+	if (s->fixed || now_ns < s->span_start_ns + s->min_span_ns)
 		return 0;
 	span = (double)(now_ns - s->span_start_ns) / 1e9;
 	s->span_start_ns = now_ns;

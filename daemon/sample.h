@@ -34,6 +34,7 @@ struct sampler {
 	unsigned int max_shift;
 	uint64_t budget;	/* records per second, all caches */
 	uint64_t span_start_ns;
+	uint64_t min_span_ns;	/* SAMPLE_MIN_SPAN_NS, or longer (sampler_set_span) */
 	uint64_t changes;	/* shifts changed */
 	unsigned int peak_shift;	/* the largest shift so far */
 	unsigned int sampled;	/* slots with a shift now */
@@ -46,6 +47,15 @@ struct sampler {
 /* fixed_shift < 0: auto, starting with every object tracked. */
 void sampler_init(struct sampler *s, int fixed_shift, unsigned int max_shift,
 		  uint64_t budget, uint64_t now_ns);
+
+/* Rates over at least span_ns (0: SAMPLE_MIN_SPAN_NS).  While
+ * kmem_cache_alloc's program is attached only a slice of each period
+ * (duty.h), a span shorter than a few periods would see a slice's rate,
+ * 2^duty times the mean, and thin the caches that much more. */
+static inline void sampler_set_span(struct sampler *s, uint64_t span_ns)
+{
+	s->min_span_ns = span_ns > SAMPLE_MIN_SPAN_NS ? span_ns : SAMPLE_MIN_SPAN_NS;
+}
 
 /* One slab record received (its cs_event.slot). */
 static inline void sampler_count(struct sampler *s, uint32_t slot)

@@ -248,7 +248,9 @@ static void args_parse__sample__power_of_two_or_auto(void **state)
 	/* --sample-time: 1, 2, 4 or 8, kept as the shift */
 	env_defaults(&env);
 	assert_int_equal(env.sample_time_shift, 0);
+	assert_true(env.sample_time_auto);	/* as --budget decides */
 	assert_int_equal(PARSE(&env, "--sample-time", "4"), 0);
+	assert_false(env.sample_time_auto);
 	assert_int_equal(env.sample_time_shift, 2);
 	assert_int_equal(PARSE(&env, "--sample-time", "8"), 0);
 	assert_int_equal(env.sample_time_shift, 3);

@@ -33,13 +33,16 @@ static void duty__periods__tile_the_windows(void **state)
 	assert_int_equal(u.next_ns, 0);
 }
 
-/* A quarter: off at once, then one slice of 25 ms in each period, wholly
- * inside it, at offsets that are not all the same; the time attached a
+/* A quarter: off at once, then a slice of 25 ms in each period, at
+ * offsets that are not all the same, round the period as a circle (one
+ * piece, or two where it runs past the period's end, on through a next
+ * period's piece that starts where it ends): 25 ms of each period, every
+ * moment of a period traced a quarter of the time, the time attached a
  * quarter of the whole. */
-static void duty__quarter__one_slice_a_period_inside_it(void **state)
+static void duty__quarter__a_slice_a_period_every_phase_alike(void **state)
 {
-	uint64_t t0 = 5 * MS, now = t0 + 30 * MS, start = 0, first_off = 0, last_off = ~0ull;
-	unsigned int slices = 0, offsets_differ = 0;
+	uint64_t t0 = 5 * MS, now = t0 + 30 * MS, start = 0, in[2001] = { 0 }, p, q;
+	unsigned int periods = 2000, covered[10] = { 0 }, pieces = 0, b;
 	struct duty u;
 	bool on;
 
@@ -49,34 +52,45 @@ static void duty__quarter__one_slice_a_period_inside_it(void **state)
 	assert_false(on);
 	/* the first slice is in the next period, not this one's remainder */
 	assert_true(u.next_ns >= t0 + 100 * MS);
-	assert_true(u.next_ns <= t0 + 175 * MS);
-	while (slices < 400) {
+	assert_true(u.next_ns < t0 + 200 * MS);
+	while ((u.next_ns - t0) / (100 * MS) <= periods) {
+		bool was = u.on;
+
 		now = u.next_ns;
 		on = duty_step(&u, now);
-		if (on) {
-			uint64_t p = (now - t0) / (100 * MS), off = (now - t0) % (100 * MS);
-
+		if (on && !was) {
+			/* no lead yet: a run starts at its planned time */
 			start = now;
-			/* no lead yet: the slice starts at its planned time */
-			assert_true(off <= 75 * MS);
-			assert_int_equal(u.next_ns, now + 25 * MS);
-			assert_true(u.next_ns <= t0 + (p + 1) * 100 * MS);
-			if (!slices)
-				first_off = off;
-			else if (off != last_off)
-				offsets_differ++;
-			last_off = off;
-			slices++;
-		} else {
-			assert_int_equal(now, start + 25 * MS);
+			pieces++;
+		}
+		if (on || !was)
+			continue;
+		/* a run [start, now): counted to its periods and their
+		 * phases (10 ms bins, at their middles) */
+		for (q = start; q < now; q = (q - t0) / (100 * MS) * 100 * MS + t0 + 100 * MS) {
+			uint64_t pe = t0 + ((q - t0) / (100 * MS) + 1) * 100 * MS, e = now < pe ? now : pe;
+
+			p = (q - t0) / (100 * MS);
+			if (p <= periods)
+				in[p] += e - q;
+			for (b = 0; b < 10 && p >= 1 && p <= periods; b++) {
+				uint64_t mid = pe - 100 * MS + b * 10 * MS + 5 * MS;
+
+				covered[b] += mid >= q && mid < e;
+			}
 		}
 	}
-	(void)first_off;
-	assert_true(offsets_differ > 300);
-	assert_int_equal(u.cycles, 400);
-	/* attached 25 ms of each 100: a quarter, give or take the first
-	 * period's wait */
-	assert_true(u.on_ns == 400 * 25 * MS - 25 * MS || u.on_ns == 400 * 25 * MS);
+	/* each whole period: 25 ms */
+	for (p = 1; p < periods; p++)
+		assert_int_equal(in[p], 25 * MS);
+	/* every phase a quarter of the periods, edges as the middle */
+	for (b = 0; b < 10; b++) {
+		assert_true(covered[b] > periods / 4 - 100);
+		assert_true(covered[b] < periods / 4 + 100);
+	}
+	/* a run a period, more where a slice ran past its end, fewer where
+	 * the next one went on from it */
+	assert_true(pieces > periods * 1.05 && pieces < periods * 1.3);
 	assert_true((double)u.on_ns / (double)(u.on_ns + u.off_ns) > 0.24);
 	assert_true((double)u.on_ns / (double)(u.on_ns + u.off_ns) < 0.26);
 	/* back to always */
@@ -99,8 +113,30 @@ static void duty__late_timer__slice_given_up(void **state)
 	now = planned + 13 * MS;	/* past its 12.5 ms */
 	assert_false(duty_step(&u, now));
 	assert_int_equal(u.cycles, 0);
+	assert_int_equal(u.missed, 1);
 	assert_true(u.next_ns >= 200 * MS);
 	assert_true(u.next_ns < 300 * MS);
+}
+
+/* The shift over a span: the objects tracked under a higher one stay live
+ * after it falls, so the rules ask for the largest over their span. */
+static void duty__shift_lowered__the_higher_one_within_its_span(void **state)
+{
+	struct duty u;
+	double per_s;
+
+	(void)state;
+	duty_init(&u, 0, 100 * MS, 5);
+	assert_int_equal(duty_shift_within(&u, 1 * MS, 10000 * MS, &per_s), 0);
+	duty_set(&u, 2, 1 * MS);
+	assert_int_equal(duty_shift_within(&u, 2 * MS, 10000 * MS, &per_s), 2);
+	assert_true(per_s > 9.99 && per_s < 10.01);
+	duty_set(&u, 0, 5000 * MS);
+	assert_int_equal(duty_shift_within(&u, 8000 * MS, 4000 * MS, &per_s), 2);
+	assert_int_equal(duty_shift_within(&u, 8000 * MS, 2000 * MS, &per_s), 0);
+	/* raised again past it: the present one */
+	duty_set(&u, 3, 9000 * MS);
+	assert_int_equal(duty_shift_within(&u, 9000 * MS, 10000 * MS, &per_s), 3);
 }
 
 /* An attach the kernel refused: counted, the slice given up; a measured
@@ -134,8 +170,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(duty__periods__tile_the_windows),
-		cmocka_unit_test(duty__quarter__one_slice_a_period_inside_it),
+		cmocka_unit_test(duty__quarter__a_slice_a_period_every_phase_alike),
 		cmocka_unit_test(duty__late_timer__slice_given_up),
+		cmocka_unit_test(duty__shift_lowered__the_higher_one_within_its_span),
 		cmocka_unit_test(duty__attach_refused_then_lead__counted_and_early),
 	};
 

@@ -986,7 +986,7 @@ static void sampling__in_time_1_in_4__counts_estimated_within_25_percent(void **
 	assert_true(allocs > 1500000 && allocs < 2500000);
 	assert_true(frees > 1500000 && frees < 2500000);
 	assert_int_equal(count_in_file(d.out, "sampling in time: kmem_cache_alloc's program attached 1/4"), 1);
-	snprintf(cmd, sizeof(cmd), "sed -n 's/.*(\\([0-9]*\\) slices, \\([0-9]*\\) attaches refused).*/\\1 \\2/p' '%s'",
+	snprintf(cmd, sizeof(cmd), "sed -n 's/.*(\\([0-9]*\\) slices, [0-9]* missed, \\([0-9]*\\) attaches refused).*/\\1 \\2/p' '%s'",
 		 d.out);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	assert_int_equal(sscanf(out, "%lu %lu", &slices, &refused), 2);

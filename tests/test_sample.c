@@ -130,6 +130,44 @@ static void sampler__rate_near_budget__does_not_flap(void **state)
 	assert_int_equal(s.changes, 1);
 }
 
+/* Allocations traced 1/4 of the time (duty.h), a 25 ms slice of each
+ * 100 ms: 40 000/s of one cache arrive as 40 000/s for a quarter of the
+ * time, 10 000/s on average, within the 12 500 the budget leaves.  Rates
+ * over 20 ms spans read a slice's 40 000 and thin it 1 in 4; over 8
+ * periods they read the mean and keep every object. */
+static void sliced(uint64_t *now, uint64_t rate, uint64_t ms)
+{
+	uint64_t t, n;
+
+	for (t = 0; t < ms; t += 25) {
+		*now += 25 * MS;
+		if (!(t % 100))
+			for (n = (rate >> s.slot[BUSY].shift) / 40; n; n--)
+				sampler_count(&s, BUSY);
+		sampler_update(&s, *now);
+	}
+}
+
+static void sampler__sampled_in_time__rates_over_periods_not_slices(void **state)
+{
+	uint64_t now = 0;
+
+	(void)state;
+	sampler_init(&s, -1, 10, 12500, now);
+	sliced(&now, 40000, 2000);
+	assert_int_equal(s.slot[BUSY].shift, 2);
+	sampler_init(&s, -1, 10, 12500, now);
+	sampler_set_span(&s, 800 * MS);
+	sliced(&now, 40000, 5000);
+	assert_int_equal(s.slot[BUSY].shift, 0);
+	/* past the budget on average: thinned */
+	sliced(&now, 80000, 2000);
+	assert_int_equal(s.slot[BUSY].shift, 1);
+	/* 0: back to the shortest span */
+	sampler_set_span(&s, 0);
+	assert_int_equal(s.min_span_ns, SAMPLE_MIN_SPAN_NS);
+}
+
 static void sampler__fixed__every_cache_never_changes(void **state)
 {
 	uint64_t now = 0;
@@ -167,6 +205,7 @@ int main(void)
 		cmocka_unit_test_setup(sampler__several_busy_caches__budget_shared, setup),
 		cmocka_unit_test_setup(sampler__rate_falls__lowered_after_a_while, setup),
 		cmocka_unit_test_setup(sampler__rate_near_budget__does_not_flap, setup),
+		cmocka_unit_test_setup(sampler__sampled_in_time__rates_over_periods_not_slices, setup),
 		cmocka_unit_test_setup(sampler__fixed__every_cache_never_changes, setup),
 		cmocka_unit_test_setup(sampler__beyond_max__clamped, setup),
 	};
