@@ -13,7 +13,8 @@ void duty_init(struct duty *u, uint64_t t0_ns, uint64_t window_ns, uint64_t seed
 {
 	uint64_t n = window_ns / DUTY_PERIOD_MAX_NS;
 
-	*u = (struct duty){ .t0_ns = t0_ns, .on = true, .rnd = seed ? seed : 0x9e3779b97f4a7c15ull };
+	*u = (struct duty){ .t0_ns = t0_ns, .on = true, .since_ns = t0_ns,
+			    .rnd = seed ? seed : 0x9e3779b97f4a7c15ull };
 	if (window_ns % DUTY_PERIOD_MAX_NS || !n)
 		n++;
 	u->window_ns = window_ns ? window_ns : 1;
@@ -96,15 +97,20 @@ static void arm_slice(struct duty *u, uint64_t now_ns)
 		u->next_ns = 1;
 }
 
+/* The time since the last change: to the attached clock where attached,
+ * and to on_ns or off_ns while cycling. */
 static void account(struct duty *u, uint64_t now_ns)
 {
-	if (u->shift && u->since_ns && now_ns > u->since_ns) {
+	if (now_ns > u->since_ns) {
 		if (u->on)
+			u->att_ns += now_ns - u->since_ns;
+		if (u->shift && u->on)
 			u->on_ns += now_ns - u->since_ns;
-		else
+		else if (u->shift)
 			u->off_ns += now_ns - u->since_ns;
 	}
-	u->since_ns = now_ns;
+	if (now_ns > u->since_ns)
+		u->since_ns = now_ns;
 }
 
 bool duty_set(struct duty *u, unsigned int shift, uint64_t now_ns)

@@ -32,9 +32,6 @@
 #include <stdint.h>
 
 #define DUTY_PERIOD_MAX_NS	100000000ull	/* 100 ms: 10 attaches a second */
-/* A rate of records measured over fewer periods than this reads a slice's
- * rate (2^shift times the mean) more than 1 time in 8 of its length */
-#define DUTY_RATE_PERIODS	8
 
 struct duty {
 	uint64_t t0_ns, window_ns;	/* the windows' origin and length */
@@ -53,6 +50,7 @@ struct duty {
 	uint64_t missed;		/* slices given up: the daemon woke past them */
 	uint64_t on_ns, off_ns;		/* time attached and detached while cycling */
 	uint64_t since_ns;		/* the last change, for on_ns and off_ns */
+	uint64_t att_ns;		/* time attached before since_ns, in all */
 	/* the last shift lowered, and when: objects tracked under it stay
 	 * live, standing for 2^that many, after the duty falls */
 	unsigned int prev_shift;
@@ -69,6 +67,16 @@ static inline double duty_share(const struct duty *u)
 static inline double duty_share_measured(const struct duty *u)
 {
 	return u->on_ns + u->off_ns ? (double)u->on_ns / (double)(u->on_ns + u->off_ns) : 1.0;
+}
+
+/* The time the program was attached up to now_ns, from duty_init on:
+ * a clock that runs only while it is.  The auto sampler measures its
+ * rates on it (sample.h): a rate over wall time would read a slice's rate,
+ * 2^shift times the mean, over a span inside a slice, and the mean, late,
+ * over a long one. */
+static inline uint64_t duty_attached_clock(const struct duty *u, uint64_t now_ns)
+{
+	return u->att_ns + (u->on && now_ns > u->since_ns ? now_ns - u->since_ns : 0);
 }
 
 /* The largest shift in effect over the last span_ns before now_ns (0:

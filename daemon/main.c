@@ -1213,7 +1213,7 @@ static void update_sampling(struct daemon *d, uint64_t now)
 {
 	unsigned int was = d->smp.top_shift;
 
-	if (!sampler_update(&d->smp, now))
+	if (!sampler_update(&d->smp, duty_attached_clock(&d->duty, now)))
 		return;
 	set_shifts(d);
 	if (d->smp.top_shift != was)
@@ -1221,18 +1221,14 @@ static void update_sampling(struct daemon *d, uint64_t now)
 			 1u << d->smp.top_shift, d->smp.sampled, CS_SHIFT_SLOTS);
 }
 
-/* The auto sampler's records budget: the budget's, and while
- * kmem_cache_alloc's program is attached 1/2^duty of the time, that share
- * of it (else the sampler would track 2^duty times more in each slice and
- * the tracked objects' cost would not fall), not below the budget's floor. */
+/* The auto sampler's records budget: the budget's, per second the
+ * kmem_cache_alloc program is attached (its rates are on that clock,
+ * sample.h), so while it is attached 1/2^duty of the time the records a
+ * second fall in that share with the cost of the objects tracked. */
 static void set_records_budget(struct daemon *d)
 {
-	uint64_t r = d->budget.records, floor = r < BUDGET_MIN_RECORDS ? r : BUDGET_MIN_RECORDS;
-
-	if (d->smp.fixed)
-		return;
-	r >>= d->duty.shift;
-	d->smp.budget = r > floor ? r : floor;
+	if (!d->smp.fixed)
+		d->smp.budget = d->budget.records;
 }
 
 /* The timer of the kmem_cache_alloc program's next change (duty.h). */
@@ -1291,7 +1287,6 @@ static void set_duty(struct daemon *d, uint64_t now)
 	loader_set_alloc_duty(&d->ld, duty);
 	duty_apply(d, duty_set(&d->duty, duty, now), now);
 	set_records_budget(d);
-	sampler_set_span(&d->smp, duty ? DUTY_RATE_PERIODS * d->duty.period_ns : 0);
 }
 
 /* What a shed level takes off the tracepoints: the page-cache programs
@@ -1616,8 +1611,8 @@ static int load_and_attach(struct daemon *d)
 		loader_on_stacks(&d->ld, on_stack);
 	}
 	d->start_ns = clock_ns(CLOCK_MONOTONIC);
-	sampler_init(&d->smp, d->env.sample_shift, CS_SAMPLE_SHIFT_MAX, d->env.sample_budget,
-		     d->start_ns);
+	/* on duty.h's attached clock, 0 at duty_init */
+	sampler_init(&d->smp, d->env.sample_shift, CS_SAMPLE_SHIFT_MAX, d->env.sample_budget, 0);
 	/* a fixed --sample leaves the budget only the programs to shed */
 	budget_init(&d->budget, d->env.budget_pct,
 		    d->smp.fixed ? BUDGET_MIN_RECORDS : (uint64_t)d->env.sample_budget);

@@ -24,7 +24,6 @@ void sampler_init(struct sampler *s, int fixed_shift, unsigned int max_shift,
 	s->max_shift = max_shift;
 	s->budget = budget ? budget : 1;
 	s->span_start_ns = now_ns;
-	s->min_span_ns = SAMPLE_MIN_SPAN_NS;
 	s->changes = 0;
 	s->peak_shift = s->top_shift = shift;
 	s->sampled = shift ? CS_SHIFT_SLOTS : 0;
@@ -68,16 +67,16 @@ static unsigned int shift_for(double rate, double level, unsigned int max)
 	return sh;
 }
 
-unsigned int sampler_update(struct sampler *s, uint64_t now_ns)
+unsigned int sampler_update(struct sampler *s, uint64_t traced_ns)
 {
 	double *rate = s->rate;
 	unsigned int i, n, changed = 0, want, low;
 	double span, level;
 
-	if (s->fixed || now_ns < s->span_start_ns + s->min_span_ns)
+	if (s->fixed || traced_ns < s->span_start_ns + SAMPLE_MIN_SPAN_NS)
 		return 0;
-	span = (double)(now_ns - s->span_start_ns) / 1e9;
-	s->span_start_ns = now_ns;
+	span = (double)(traced_ns - s->span_start_ns) / 1e9;
+	s->span_start_ns = traced_ns;
 	/* the slots with traffic, packed at the front of active[] for the
 	 * water level's forty passes (a few dozen of the 1 024, mostly) */
 	for (i = 0, n = 0; i < CS_SHIFT_SLOTS; i++) {
@@ -104,9 +103,9 @@ unsigned int sampler_update(struct sampler *s, uint64_t now_ns)
 			if (low < sl->shift) {
 				if (!sl->fitting) {
 					sl->fitting = true;
-					sl->fits_since_ns = now_ns;
+					sl->fits_since_ns = traced_ns;
 				}
-				if (now_ns - sl->fits_since_ns >= SAMPLE_LOWER_AFTER_NS) {
+				if (traced_ns - sl->fits_since_ns >= SAMPLE_LOWER_AFTER_NS) {
 					sl->shift = (uint8_t)low;
 					sl->fitting = false;
 					changed++;

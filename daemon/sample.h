@@ -33,8 +33,7 @@ struct sampler {
 	bool fixed;
 	unsigned int max_shift;
 	uint64_t budget;	/* records per second, all caches */
-	uint64_t span_start_ns;
-	uint64_t min_span_ns;	/* SAMPLE_MIN_SPAN_NS, or longer (sampler_set_span) */
+	uint64_t span_start_ns;	/* on the clock sampler_update is given */
 	uint64_t changes;	/* shifts changed */
 	unsigned int peak_shift;	/* the largest shift so far */
 	unsigned int sampled;	/* slots with a shift now */
@@ -48,15 +47,6 @@ struct sampler {
 void sampler_init(struct sampler *s, int fixed_shift, unsigned int max_shift,
 		  uint64_t budget, uint64_t now_ns);
 
-/* Rates over at least span_ns (0: SAMPLE_MIN_SPAN_NS).  While
- * kmem_cache_alloc's program is attached only a slice of each period
- * (duty.h), a span shorter than a few periods would see a slice's rate,
- * 2^duty times the mean, and thin the caches that much more. */
-static inline void sampler_set_span(struct sampler *s, uint64_t span_ns)
-{
-	s->min_span_ns = span_ns > SAMPLE_MIN_SPAN_NS ? span_ns : SAMPLE_MIN_SPAN_NS;
-}
-
 /* One slab record received (its cs_event.slot). */
 static inline void sampler_count(struct sampler *s, uint32_t slot)
 {
@@ -64,8 +54,13 @@ static inline void sampler_count(struct sampler *s, uint32_t slot)
 }
 
 /* Choose the shifts from the records since the last call that began a
- * span (a span lasts SAMPLE_MIN_SPAN_NS at least).  Returns how many slots
- * changed; their new shifts are in s->slot[i].shift. */
-unsigned int sampler_update(struct sampler *s, uint64_t now_ns);
+ * span (a span lasts SAMPLE_MIN_SPAN_NS at least), at traced_ns of the
+ * time kmem_cache_alloc's program has been attached (duty.h's clock; the
+ * monotonic clock where it always is): while it is attached only a slice
+ * of each period, rates are per second attached, the records budget
+ * too, and the records a second of the wall clock 1/2^duty of it, with
+ * no wait for whole periods.  Returns how many slots changed; their new
+ * shifts are in s->slot[i].shift. */
+unsigned int sampler_update(struct sampler *s, uint64_t traced_ns);
 
 #endif

@@ -228,7 +228,10 @@ void summary_print(const struct summary *s, FILE *out)
 		" (%u of %u slots of (cache, process) thinned), 1 in %u at most, %" PRIu64
 		" changes (records budget %ld/s of --sample-budget %ld)\n",
 		s->smp->fixed ? "fixed" : "auto", 1u << s->smp->top_shift, s->smp->sampled,
-		CS_SHIFT_SLOTS, 1u << s->smp->peak_shift, s->smp->changes, (long)s->smp->budget, s->sample_budget);
+		CS_SHIFT_SLOTS, 1u << s->smp->peak_shift, s->smp->changes,
+		/* per second of the wall clock: the sampler's is per second
+		 * attached (sample.h) */
+		(long)(s->smp->budget >> (s->duty ? s->duty->shift : 0)), s->sample_budget);
 	if (s->budget && s->budget->pct > 0)
 		fprintf(out, "budget: %g%% of a CPU; cost in the last second %.1f%% (BPF %.1f%% %s, daemon %.1f%%), peak %.1f%%, over in %" PRIu64
 			" of %" PRIu64 " seconds; slab records budget %" PRIu64 "/s (lowered %" PRIu64 ", raised %" PRIu64

@@ -50,6 +50,8 @@ static void duty__quarter__a_slice_a_period_every_phase_alike(void **state)
 	duty_init(&u, t0, 100 * MS, 42);
 	on = duty_set(&u, 2, now);
 	assert_false(on);
+	/* the attached clock: all the time from the windows' origin till now */
+	assert_int_equal(duty_attached_clock(&u, now + 10 * MS), 30 * MS);
 	/* the first slice is in the next period, not this one's remainder */
 	assert_true(u.next_ns >= t0 + 100 * MS);
 	assert_true(u.next_ns < t0 + 200 * MS);
@@ -93,6 +95,8 @@ static void duty__quarter__a_slice_a_period_every_phase_alike(void **state)
 	assert_true(pieces > periods * 1.05 && pieces < periods * 1.3);
 	assert_true((double)u.on_ns / (double)(u.on_ns + u.off_ns) > 0.24);
 	assert_true((double)u.on_ns / (double)(u.on_ns + u.off_ns) < 0.26);
+	/* the attached clock ran only in the slices since */
+	assert_int_equal(duty_attached_clock(&u, now + 50 * MS), 30 * MS + u.on_ns);
 	/* back to always */
 	assert_true(duty_set(&u, 0, now + MS));
 	assert_int_equal(u.next_ns, 0);

@@ -963,8 +963,8 @@ static void sampling__fixed_1_in_16__counts_estimated_within_5_percent(void **st
  * each for its object's weight) alike.  What is counted is what happens in
  * the slices, and a process the tracing slows does less in them: this
  * loop, all of whose work is slab events (the empty programs alone take
- * it to 0.74x), reads 0.69-0.75 of the truth here with auto sampling
- * (tree 6a35dc4; 0.59 with every object tracked, --sample 1, hence auto):
+ * it to 0.74x), reads 0.79-0.85 of the truth here with auto sampling
+ * (0.59 with every object tracked, --sample 1, hence auto):
  * low by the slowdown, never high.  The program really was taken off and
  * put back: slices counted, some 10 a second, none refused. */
 static void sampling__in_time_1_in_4__counts_low_by_the_slowdown_only(void **state)

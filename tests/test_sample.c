@@ -132,40 +132,46 @@ static void sampler__rate_near_budget__does_not_flap(void **state)
 
 /* Allocations traced 1/4 of the time (duty.h), a 25 ms slice of each
  * 100 ms: 40 000/s of one cache arrive as 40 000/s for a quarter of the
- * time, 10 000/s on average, within the 12 500 the budget leaves.  Rates
- * over 20 ms spans read a slice's 40 000 and thin it 1 in 4; over 8
- * periods they read the mean and keep every object. */
-static void sliced(uint64_t *now, uint64_t rate, uint64_t ms)
+ * time, 10 000/s on average.  On the wall clock, with the budget cut to a
+ * quarter (12 500/s), spans inside a slice read 40 000 and thin it 1 in 4
+ * more than its share; on the clock that runs while the program is
+ * attached (*traced), with the whole budget, every object is kept, and a
+ * cache past the budget is thinned within one slice. */
+static void sliced(uint64_t *now, uint64_t *traced, uint64_t rate, uint64_t ms)
 {
 	uint64_t t, n;
 
 	for (t = 0; t < ms; t += 25) {
 		*now += 25 * MS;
-		if (!(t % 100))
+		if (!(t % 100)) {
+			if (traced)
+				*traced += 25 * MS;
 			for (n = (rate >> s.slot[BUSY].shift) / 40; n; n--)
 				sampler_count(&s, BUSY);
-		sampler_update(&s, *now);
+		}
+		sampler_update(&s, traced ? *traced : *now);
 	}
 }
 
-static void sampler__sampled_in_time__rates_over_periods_not_slices(void **state)
+static void sampler__sampled_in_time__rates_per_second_attached(void **state)
 {
-	uint64_t now = 0;
+	uint64_t now = 0, traced = 0;
 
 	(void)state;
+	/* the wall clock and a budget cut to a quarter: thinned 1 in 4 */
 	sampler_init(&s, -1, 10, 12500, now);
-	sliced(&now, 40000, 2000);
+	sliced(&now, NULL, 40000, 2000);
 	assert_int_equal(s.slot[BUSY].shift, 2);
-	sampler_init(&s, -1, 10, 12500, now);
-	sampler_set_span(&s, 800 * MS);
-	sliced(&now, 40000, 5000);
+	/* the attached clock and the whole budget: every object */
+	sampler_init(&s, -1, 10, 50000, traced);
+	sliced(&now, &traced, 40000, 5000);
 	assert_int_equal(s.slot[BUSY].shift, 0);
-	/* past the budget on average: thinned */
-	sliced(&now, 80000, 2000);
+	/* twice the budget: 1 in 2; a burst of 1.6 M/s: thinned in the
+	 * first slice of it */
+	sliced(&now, &traced, 80000, 2000);
 	assert_int_equal(s.slot[BUSY].shift, 1);
-	/* 0: back to the shortest span */
-	sampler_set_span(&s, 0);
-	assert_int_equal(s.min_span_ns, SAMPLE_MIN_SPAN_NS);
+	sliced(&now, &traced, 1600000, 100);
+	assert_int_equal(s.slot[BUSY].shift, 5);
 }
 
 static void sampler__fixed__every_cache_never_changes(void **state)
@@ -205,7 +211,7 @@ int main(void)
 		cmocka_unit_test_setup(sampler__several_busy_caches__budget_shared, setup),
 		cmocka_unit_test_setup(sampler__rate_falls__lowered_after_a_while, setup),
 		cmocka_unit_test_setup(sampler__rate_near_budget__does_not_flap, setup),
-		cmocka_unit_test_setup(sampler__sampled_in_time__rates_over_periods_not_slices, setup),
+		cmocka_unit_test_setup(sampler__sampled_in_time__rates_per_second_attached, setup),
 		cmocka_unit_test_setup(sampler__fixed__every_cache_never_changes, setup),
 		cmocka_unit_test_setup(sampler__beyond_max__clamped, setup),
 	};
