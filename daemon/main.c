@@ -1213,7 +1213,7 @@ static void update_sampling(struct daemon *d, uint64_t now)
 {
 	unsigned int was = d->smp.top_shift;
 
-	if (!sampler_update(&d->smp, now, duty_attached_clock(&d->duty, now)))
+	if (!sampler_update(&d->smp, duty_attached_clock(&d->duty, now)))
 		return;
 	set_shifts(d);
 	if (d->smp.top_shift != was)

@@ -67,7 +67,7 @@ static unsigned int shift_for(double rate, double level, unsigned int max)
 	return sh;
 }
 
-unsigned int sampler_update(struct sampler *s, uint64_t now_ns, uint64_t traced_ns)
+unsigned int sampler_update(struct sampler *s, uint64_t traced_ns)
 {
 	double *rate = s->rate;
 	unsigned int i, n, changed = 0, want, low;
@@ -103,9 +103,9 @@ unsigned int sampler_update(struct sampler *s, uint64_t now_ns, uint64_t traced_
 			if (low < sl->shift) {
 				if (!sl->fitting) {
 					sl->fitting = true;
-					sl->fits_since_ns = now_ns;
+					sl->fits_since_ns = traced_ns;
 				}
-				if (now_ns - sl->fits_since_ns >= SAMPLE_LOWER_AFTER_NS) {
+				if (traced_ns - sl->fits_since_ns >= SAMPLE_LOWER_AFTER_NS) {
 					sl->shift = (uint8_t)low;
 					sl->fitting = false;
 					changed++;
