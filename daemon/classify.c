@@ -563,10 +563,10 @@ static bool old_rises(const double *t, const struct evidence *e, const struct du
 		      double *fr, bool *seen)
 {
 	const struct wrow *row = e->r;
-	double rise_s = row->old_rise_s, quiet = t[R_LEAK_MAX_QUIET_S];
+	double rise_s = row->old_rise_s, quiet = sampled_quiet_s(v);
 
-	if (sampled_quiet_s(v) > quiet)
-		quiet = sampled_quiet_s(v);
+	if (quiet < t[R_LEAK_MAX_QUIET_S])
+		quiet = t[R_LEAK_MAX_QUIET_S];
 	*fr = row->old_rise_allocs ? (double)row->old_rise_frees / row->old_rise_allocs : 0;
 	*seen = *fr > t[R_LEAK_SEEN_FREE_SHARE];
 	return row->old_objs > 0 && row->old_steps >= t[R_LEAK_MIN_STEPS] &&
@@ -634,7 +634,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 {
 	const struct wrow *row = e->r;
 	const struct wslot *s = row->s;
-	double rise_s = row->old_rise_s, kgrowth, got, startup;
+	double rise_s = row->old_rise_s, low = rise_low(v, growth, rise_s), kgrowth, got, startup;
 	bool coarse;
 	long res;
 	int err;
@@ -649,12 +649,12 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	coarse = !err && res > 0 && (double)row->old_rise <= (double)res &&
 		 kgrowth * got >= -(double)res;
 	/* sampled in time, the events' count is checked by its lower bound */
-	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * rise_low(v, growth, rise_s)) {
+	if (!err && !coarse && kgrowth < t[R_LEAK_MIN_CACHE_SHARE] * low) {
 		snprintf(reason, n, "normal: %s %s by events, but the kernel's count of cache %s %+.0f/s over %.1f s: frees the tracepoints did not see",
 			 key, what, key, kgrowth, got);
 		if (v->d > 1)
 			str_append(reason, n, " (allocations traced 1/%.0f of the time: the events' rise at least %+.0f/s)",
-				   v->d, rise_low(v, growth, rise_s));
+				   v->d, low);
 		if (s->unseen_frees)
 			str_append(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
 		return LABEL_NORMAL;

@@ -101,16 +101,31 @@ static void arm_slice(struct duty *u, uint64_t now_ns)
  * and to on_ns or off_ns while cycling. */
 static void account(struct duty *u, uint64_t now_ns)
 {
-	if (now_ns > u->since_ns) {
-		if (u->on)
-			u->att_ns += now_ns - u->since_ns;
-		if (u->shift && u->on)
-			u->on_ns += now_ns - u->since_ns;
-		else if (u->shift)
-			u->off_ns += now_ns - u->since_ns;
+	uint64_t d;
+
+	if (now_ns <= u->since_ns)
+		return;
+	d = now_ns - u->since_ns;
+	if (u->on)
+		u->att_ns += d;
+	if (u->shift)
+		*(u->on ? &u->on_ns : &u->off_ns) += d;
+	u->since_ns = now_ns;
+}
+
+/* The pieces whose time has passed (the daemon was late) are given up,
+ * not run short: counted, and the next one to come planned.  Returns
+ * whether any was. */
+static bool give_up_past(struct duty *u, uint64_t now_ns)
+{
+	bool any = false;
+
+	while (now_ns >= u->end_ns) {
+		u->missed++;
+		next_piece(u);
+		any = true;
 	}
-	if (now_ns > u->since_ns)
-		u->since_ns = now_ns;
+	return any;
 }
 
 bool duty_set(struct duty *u, unsigned int shift, uint64_t now_ns)
@@ -142,13 +157,7 @@ bool duty_step(struct duty *u, uint64_t now_ns)
 	}
 	account(u, now_ns);
 	if (!u->on) {
-		/* a piece whose time has passed (the daemon was late) is
-		 * given up, not run short */
-		if (now_ns >= u->end_ns) {
-			while (now_ns >= u->end_ns) {
-				u->missed++;
-				next_piece(u);
-			}
+		if (give_up_past(u, now_ns)) {
 			arm_slice(u, now_ns);
 			return false;
 		}
@@ -165,10 +174,7 @@ bool duty_step(struct duty *u, uint64_t now_ns)
 		return true;
 	}
 	u->on = false;
-	while (now_ns >= u->end_ns) {
-		u->missed++;
-		next_piece(u);
-	}
+	give_up_past(u, now_ns);
 	arm_slice(u, now_ns);
 	return false;
 }
