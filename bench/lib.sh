@@ -116,16 +116,17 @@ floor_stop() { kill -INT $fl; wait $fl || true; }
 # the other, so that this VM's drift hits all alike: MEASURE (a command
 # printing one number) untraced, under cachescoped (CSV
 # on), under cachescoped --sample-time 4 (sampling in time), under
+# cachescoped --sample-time 4 --sample-time-frees (the frees too), under
 # cachescoped --sample 1 (every object tracked), under the empty programs
 # of bench/floor, and where bpftrace is installed under the counting peer
-# and the same-job peer; the numbers go to DIR/none, cs, intime, exact,
+# and the same-job peer; the numbers go to DIR/none, cs, intime, frees, exact,
 # floor, count, samejob (and the default cachescoped's last output to
 # DIR/cs.default.out).  Each round starts one set-up later than the
 # round before: a server's throughput here drifts within a round too, and
 # a fixed order charges that drift to whoever comes late.  Give as many
-# rounds as set-ups (7) to put each in every place once.
+# rounds as set-ups (8) to put each in every place once.
 tracer_rounds() {
-	_order="none cs intime exact floor count samejob"
+	_order="none cs intime frees exact floor count samejob"
 	for _r in $(seq "$1"); do
 		for _s in $_order; do
 			tracer_one "$_s" "$2" "$3"
@@ -146,6 +147,7 @@ tracer_one() {
 	cs)	cs_start "$2"; $3 >> "$2/cs"; cs_stop; cp "$2/cs.out" "$2/cs.default.out"; sleep 1 ;;
 	exact)	cs_start "$2" --sample 1; $3 >> "$2/exact"; cs_stop; sleep 1 ;;
 	intime)	cs_start "$2" --sample-time 4; $3 >> "$2/intime"; cs_stop; sleep 1 ;;
+	frees)	cs_start "$2" --sample-time 4 --sample-time-frees; $3 >> "$2/frees"; cs_stop; sleep 1 ;;
 	floor)	[ -x "$B/bench/floor" ] || return 0
 		floor_start "$2"; $3 >> "$2/floor"; floor_stop; sleep 1 ;;
 	count|samejob)
@@ -165,7 +167,7 @@ tracer_one() {
 tracer_table() {
 	_base=$(median < "$1/none")
 	printf '  %-22s %10.0f %s\n' "untraced" "$_base" "$2"
-	for _s in "cs:cachescoped (csv)" "intime:  alloc 1/4 of time" "exact:  every object" "floor:empty programs" \
+	for _s in "cs:cachescoped (csv)" "intime:  alloc 1/4 of time" "frees:  and frees too" "exact:  every object" "floor:empty programs" \
 		"count:bpftrace counting" "samejob:bpftrace same job"; do
 		[ -s "$1/${_s%%:*}" ] || continue
 		_m=$(median < "$1/${_s%%:*}")
@@ -173,7 +175,7 @@ tracer_table() {
 			"$(awk "BEGIN{print $_m / $_base}")"
 	done
 	printf '  rounds, in order (each round starts one set-up later):'
-	for _s in none cs intime exact floor count samejob; do
+	for _s in none cs intime frees exact floor count samejob; do
 		[ -s "$1/$_s" ] && printf ' %s %s;' "$_s" "$(tr '\n' ' ' < "$1/$_s" | sed 's/ $//')"
 	done
 	echo

@@ -2,7 +2,8 @@
 # What tracing costs a real server: nginx (2 workers, a static page) under
 # wrk (2 threads, 50 connections) on loopback, requests/s untraced, under
 # cachescoped (CSV on, the whole pipeline; by default, then sampling in
-# time, --sample-time 4, then with every object tracked, --sample 1),
+# time, --sample-time 4, and with the frees too, --sample-time-frees,
+# then with every object tracked, --sample 1),
 # under empty programs on the four slab
 # tracepoints (the dispatch floor, bench/floor), under bpftrace counting
 # them, and under bpftrace doing cachescoped's slab job

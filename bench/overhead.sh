@@ -2,7 +2,8 @@
 # What tracing costs the traced: ns per eventfd open+close (slabload) with
 # no tracer, under cachescoped (the whole pipeline, CSV on; by default, then
 # with every object tracked, --sample 1, then sampling in time,
-# --sample-time 4), under bpftrace
+# --sample-time 4, and with the frees too, --sample-time-frees), under
+# bpftrace
 # counting the same four slab tracepoints per process (a peer that keeps
 # far less state: no live objects, no records), under empty programs on
 # the same tracepoints (bench/floor: the dispatch floor no tracer of these
@@ -45,6 +46,7 @@ cs=$(median < "$tmp/cs")
 row "cachescoped (csv)" "$cs"
 row "  every object" "$(median < "$tmp/exact")"
 row "  alloc 1/4 of time" "$(median < "$tmp/intime")"
+row "  and frees too" "$(median < "$tmp/frees")"
 [ -s "$tmp/floor" ] && row "empty programs" "$(median < "$tmp/floor")"
 if [ $have_bpftrace = 1 ]; then
 	bt=$(median < "$tmp/count")

@@ -3,7 +3,8 @@
 # redis-benchmark's SET and GET (-c 50, N requests each) on loopback, the
 # requests/s of the two together (2N over the time of both), untraced,
 # under cachescoped (CSV on; by default, then sampling in time,
-# --sample-time 4, then with every object tracked, --sample 1), under
+# --sample-time 4, and with the frees too, --sample-time-frees, then
+# with every object tracked, --sample 1), under
 # empty programs on the four slab tracepoints (the
 # dispatch floor, bench/floor), under bpftrace counting them and under
 # bpftrace doing cachescoped's slab job.  Rounds alternate between the

@@ -46,11 +46,15 @@
 #define CS_TRACK_SLOTS		(1u << CS_TRACK_BITS)
 #define CS_SAMPLE_SHIFT_MAX	10
 
-/* Sampling in time, --budget's last levels: the kmem_cache_alloc program
- * is attached 1/2^duty of the time (the daemon attaches and detaches it;
- * while detached an alloc costs nothing, not even the dispatch), and a
- * tracked object stands for 2^duty more (alloc_duty_shift, added to its
- * shift).  The frees stay attached: every tracked object's free is seen. */
+/* Sampling in time, --budget's last levels: the alloc programs
+ * (kmem_cache_alloc, kmalloc) are attached 1/2^duty of the time (the
+ * daemon attaches and detaches them; while detached an alloc costs
+ * nothing, not even the dispatch), and a tracked object stands for 2^duty
+ * more (alloc_duty_shift, added to its shift).  The frees stay attached,
+ * and every tracked object's free is seen, unless --sample-time-frees
+ * cycles them too: a tracked object freed while they are off is reported
+ * when a slice sees its address handed out again (reclaim_unseen,
+ * CS_F_UNSEEN). */
 #define CS_DUTY_SHIFT_MAX	3
 #define CS_RECORD_SHIFT_MAX	(CS_SAMPLE_SHIFT_MAX + CS_DUTY_SHIFT_MAX)
 

@@ -39,7 +39,7 @@ __u8 cache_shift[CS_SHIFT_SLOTS] = {};
  * attach again once its privileges are dropped (perf_event_open). */
 __u32 shed_mask = 0;
 
-/* While --budget cycles the kmem_cache_alloc program (attached 1/2^duty
+/* While --budget cycles the alloc programs (attached 1/2^duty
  * of the time, CS_DUTY_SHIFT_MAX): duty, which every tracked object's
  * shift carries on top of the sampler's. */
 __u32 alloc_duty_shift = 0;

@@ -69,6 +69,7 @@ enum {
 	OPT_SAMPLE,
 	OPT_SAMPLE_BUDGET,
 	OPT_SAMPLE_TIME,
+	OPT_SAMPLE_TIME_FREES,
 	OPT_BUDGET,
 	OPT_NICE,
 	OPT_USAGE,
@@ -115,8 +116,9 @@ static const struct argp_option options[] = {
 	{ "fold-ms", OPT_FOLD_MS, "MS", 0, "Count a process younger than MS under its user's and command's family (comm*), so a fork storm is a few keys; 0 never (default 1000)", 0 },
 	{ "sample", OPT_SAMPLE, "N|auto", 0, "Track 1 in N slab allocations, at random (a power of two, 1..1024; 1: every object), or auto: every object while the records stay within --sample-budget, past it fewer of the busiest caches (default auto)", 0 },
 	{ "sample-budget", OPT_SAMPLE_BUDGET, "N", 0, "Slab records per second that auto sampling aims to stay under (default 50000)", 0 },
-	{ "sample-time", OPT_SAMPLE_TIME, "N|auto", 0, "Trace kmem_cache_alloc 1 in N of the time (1, 2, 4 or 8): its program attached for a slice of each window at random and detached the rest, where an alloc then costs nothing, not even the tracepoint's dispatch; each tracked object stands for N times more, every free is still seen, and the leak rule allows for the clusters this samples in; or auto: all the time, unless --budget is still over with all else shed (default auto)", 0 },
-	{ "budget", OPT_BUDGET, "PERCENT|off", 0, "What tracing may cost, in percent of one CPU (the BPF programs' run time plus the daemon's CPU, measured each second); over it fewer slab objects are tracked, then the page-cache programs and kmalloc's allocations are shed, then (with --sample-time auto, the default) kmem_cache_alloc is traced half, a quarter, an eighth of the time, and all come back as the cost falls (default 25)", 0 },
+	{ "sample-time", OPT_SAMPLE_TIME, "N|auto", 0, "Trace slab allocations 1 in N of the time (1, 2, 4 or 8): the kmem_cache_alloc and kmalloc programs attached for a slice of each window at random and detached the rest, where an alloc then costs nothing, not even the tracepoint's dispatch; each tracked object stands for N times more, every free is still seen, and the leak rule allows for the clusters this samples in; or auto: all the time, unless --budget is still over with all else shed (default auto)", 0 },
+	{ "sample-time-frees", OPT_SAMPLE_TIME_FREES, NULL, 0, "Where allocations are traced only part of the time, detach the kmem_cache_free and kfree programs between the slices too, so that frees cost nothing there either; but a tracked object freed between slices counts as live until a slice sees its address handed out again, so a leak the kernel's count of its cache cannot confirm is not labelled", 0 },
+	{ "budget", OPT_BUDGET, "PERCENT|off", 0, "What tracing may cost, in percent of one CPU (the BPF programs' run time plus the daemon's CPU, measured each second); over it fewer slab objects are tracked, then the page-cache programs and kmalloc's allocations are shed, then (with --sample-time auto, the default) allocations are traced half, a quarter, an eighth of the time, and all come back as the cost falls (default 25)", 0 },
 	{ "nice", OPT_NICE, "N", 0, "The daemon's scheduling priority, -20..19: ahead of the processes it watches, so that it keeps up with their records while they keep the CPUs busy (--budget bounds what it takes); programs it starts run at 0 (default -5)", 0 },
 	{ "rule", OPT_RULE, "NAME=VALUE", 0, "Override one labelling threshold (repeatable; see --rules)", 0 },
 	{ "rules", OPT_RULES, "FILE", 0, "Read threshold overrides, one NAME = VALUE per line", 0 },
@@ -404,6 +406,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			return 0;
 		}
 		return parse_double("budget", arg, 0, 800, &env->budget_pct) ? EINVAL : 0;
+	case OPT_SAMPLE_TIME_FREES:
+		env->sample_time_frees = true;
+		return 0;
 	case OPT_SAMPLE_TIME: {
 		long n;
 

@@ -60,8 +60,9 @@ struct env {
 	long fold_ms;		/* processes younger than this count under their
 				 * command's family; 0: never */
 	int sample_shift;	/* track 1 in 2^shift slab objects; -1: auto */
-	int sample_time_shift;	/* kmem_cache_alloc attached 1/2^this of the time */
+	int sample_time_shift;	/* the alloc programs attached 1/2^this of the time */
 	bool sample_time_auto;	/* --sample-time auto: as --budget decides */
+	bool sample_time_frees;	/* --sample-time-frees: the frees' programs with them */
 	long sample_budget;	/* auto: slab records per second to stay under */
 	double budget_pct;	/* --budget: share of one CPU; 0: off */
 	long nice;		/* --nice: the daemon's scheduling priority */

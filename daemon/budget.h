@@ -9,8 +9,8 @@
  * records and ingest); at its floor and still over for
  * BUDGET_SHED_AFTER_NS (dips to BUDGET_HOLD_SHARE of it count as over), the
  * optional programs are shed, one level at a time (CS_SHED_*: the page
- * cache, then kmalloc's allocations), then the kmem_cache_alloc program
- * is attached only part of the time (budget_alloc_duty).  Well under it (BUDGET_LOW_SHARE),
+ * cache, then kmalloc's allocations), then the alloc programs are
+ * attached only part of the time (budget_alloc_duty).  Well under it (BUDGET_LOW_SHARE),
  * the levels come back one at a time, then the records budget grows back
  * to --sample-budget.  Pure logic: main.c feeds it the two clocks and
  * applies what it decides.
@@ -37,7 +37,7 @@
 #define BUDGET_EST_RECORD_NS	250.0
 
 /* What is shed, level by level: the page-cache programs, kmalloc's
- * allocations, then the kmem_cache_alloc program attached only half, a
+ * allocations, then the alloc programs attached only half, a
  * quarter, an eighth of the time (sampling in time: a detached program
  * costs nothing, not even the tracepoint's dispatch, the floor no
  * records budget moves; CS_DUTY_SHIFT_MAX) */
@@ -84,7 +84,7 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		   uint64_t fixed_ns, bool kernel);
 /* CS_SHED_* bits of a level */
 unsigned int budget_shed_mask(unsigned int level);
-/* The kmem_cache_alloc program's duty at a level: attached 1/2^n of the
+/* The alloc programs' duty at a level: attached 1/2^n of the
  * time (0: always) */
 unsigned int budget_alloc_duty(unsigned int level);
 /* "none", "page_cache", "page_cache,kmalloc", "page_cache,kmalloc,alloc_1/2" ... */

@@ -136,11 +136,15 @@ struct kview {
 	 * where none is known; NULL: no stacks (a CSV read back) */
 	int (*leak_stack)(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
 			  struct stack_top *top);
-	/* sampling in time (duty.h): the largest shift kmem_cache_alloc's
-	 * program ran under over the last span_s seconds (attached 1/2^shift
+	/* sampling in time (duty.h): the largest shift the alloc
+	 * programs ran under over the last span_s seconds (attached 1/2^shift
 	 * of the time; 0: all of it), and its periods a second; NULL: none
 	 * (a CSV read back) */
 	unsigned int (*alloc_duty)(void *ctx, double span_s, double *periods_per_s);
+	/* --sample-time-frees: the frees' programs go with the allocs', so a
+	 * tracked object freed between slices looks live until a slice sees
+	 * its address handed out again */
+	bool frees_in_time;
 	void *ctx;
 };
 

@@ -47,17 +47,19 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "budget_bpf_kernel", c->budget.kernel);	/* 0: estimated */
 	report_u64(f, "budget_records_per_s", c->budget.records);
 	/* 0 none, 1 the page-cache programs, 2 those and kmalloc's
-	 * allocations, 3 to 5 those and kmem_cache_alloc's program attached
+	 * allocations, 3 to 5 those and the alloc programs attached
 	 * 1/2, 1/4, 1/8 of the time */
 	report_u64(f, "budget_shed_level", c->budget.level);
-	/* sampling in time: the share of the time kmem_cache_alloc's program
-	 * is meant to be attached, the share it was while cycling, its slices
+	/* sampling in time: the share of the time the alloc programs are
+	 * meant to be attached, the share it was while cycling, its slices
 	 * and the attaches the kernel refused */
 	report_dbl(f, "budget_alloc_share", duty_share(&c->duty), 3);
 	report_dbl(f, "budget_alloc_share_measured", duty_share_measured(&c->duty), 3);
 	report_u64(f, "budget_alloc_slices", c->duty.cycles);
 	report_u64(f, "budget_alloc_attach_failures", c->duty.failures);
 	report_u64(f, "budget_alloc_slices_missed", c->duty.missed);
+	/* --sample-time-frees: the frees' programs cycle with them */
+	report_u64(f, "budget_frees_in_time", c->duty.frees);
 	report_u64(f, "budget_lowered", c->budget.lowered);
 	report_u64(f, "budget_raised", c->budget.raised);
 	report_u64(f, "budget_sheds", c->budget.sheds);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Sampling in time: when the kmem_cache_alloc program is attached (see
+ * Sampling in time: when the alloc programs are attached (see
  * duty.h).
  */
 #include "duty.h"

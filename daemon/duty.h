@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Sampling in time, --budget's last levels (budget.h): the
- * kmem_cache_alloc program attached 1/2^shift of the time, detached the
- * rest.  Detached, an alloc costs nothing at all, where a program that
- * returns at once still costs the tracepoint's dispatch: the floor that no
- * records budget and no early exit moves (bench/floor: 0.93x of redis's
- * requests/s here with empty programs).  The frees stay attached, so every
- * tracked object's free is seen and nothing looks leaked for want of it.
+ * Sampling in time, --budget's last levels (budget.h): the alloc
+ * programs (kmem_cache_alloc, and kmalloc where the budget does not shed
+ * it) attached 1/2^shift of the time, detached the rest.  Detached, an
+ * alloc costs nothing at all, where a program that returns at once still
+ * costs the tracepoint's dispatch: the floor that no records budget and no
+ * early exit moves (bench/floor: 0.74-0.77x of the eventfd loop, 0.93x of
+ * redis's requests/s here with empty programs).  The frees stay attached,
+ * so every tracked object's free is seen and nothing looks leaked for
+ * want of it; their dispatch alone holds the eventfd loop near the floor
+ * (0.74-0.77x, half its events are frees).  With frees set
+ * (--sample-time-frees) the kmem_cache_free and kfree programs go with
+ * them (on first, off last): a tracked object freed between the slices is
+ * reported when a slice sees its address handed out again (slab.bpf.h,
+ * reclaim_unseen: an unseen free, its lifetime to then); one whose address
+ * is not handed out again stays live, and the leak rule then labels only
+ * what the kernel's count of the cache confirms (classify.c).
  *
  * The time is cut into periods that tile the windows (a window of up to
  * DUTY_PERIOD_MAX_NS is one period, a longer one several of equal length),
@@ -38,6 +47,8 @@ struct duty {
 	uint64_t per_window;		/* periods a window */
 	uint64_t period_ns;		/* a period (window_ns / per_window) */
 	unsigned int shift;		/* attached 1/2^shift of the time; 0: always */
+	bool frees;			/* the frees' programs too (--sample-time-frees,
+					 * set after duty_init) */
 	bool on;			/* attached now (as told) */
 	uint64_t slice_ns, end_ns;	/* the piece of a slice planned or running */
 	uint64_t rest_ns, rest_end_ns;	/* its other piece in the period (0: none) */

@@ -107,7 +107,7 @@ bool loader_can_detach(const struct loader *ld, int tp);
 /* Attach (on) or detach the program of tracepoint tp: 1 when it did, 0
  * where it already was, or -errno (the program stays as it was). */
 int loader_set_attached(struct loader *ld, int tp, bool on);
-/* The kmem_cache_alloc program's duty (CS_DUTY_SHIFT_MAX): what its
+/* The alloc programs' duty (CS_DUTY_SHIFT_MAX): what the
  * tracked objects' shifts carry on top of the sampler's. */
 void loader_set_alloc_duty(struct loader *ld, unsigned int duty);
 /* Have every CPU move its staged records to its ring (before a drain that

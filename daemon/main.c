@@ -127,7 +127,7 @@ struct daemon {
 	uint64_t gpu_records, gpu_bins, cupti_dropped;
 	struct sampler smp;		/* how many slab objects are tracked */
 	struct budget budget;		/* --budget: what tracing may cost */
-	struct duty duty;		/* its last levels: kmem_cache_alloc's slices */
+	struct duty duty;		/* its last levels: the alloc programs' slices */
 	int dfd;			/* their timer, or -1 */
 	/* the estimate of the programs' run time where the kernel does not
 	 * time them: slab events the records stand for (the records
@@ -172,9 +172,11 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
 		sampler_count(&d->smp, e.slot);
 		/* each record of a tracked object stands for 2^shift events;
-		 * an alloc's, while the program is attached 1/2^duty of the
-		 * time, for 2^(shift - duty) runs of it */
-		d->est_runs += 1ull << ((e.type == CS_EV_SLAB_ALLOC && e.slab.shift >= d->duty.shift ?
+		 * while a program is attached 1/2^duty of the time (the allocs',
+		 * the frees' too with --sample-time-frees), for 2^(shift - duty)
+		 * runs of it */
+		d->est_runs += 1ull << (((e.type == CS_EV_SLAB_ALLOC || d->duty.frees) &&
+					 e.slab.shift >= d->duty.shift ?
 					 e.slab.shift - d->duty.shift : e.slab.shift) & 31);
 		/* a free, or an alloc that reports the unseen free of the
 		 * object it replaced: that object's stack goes */
@@ -1066,6 +1068,7 @@ static int setup_rules(struct daemon *d)
 	d->an.kview.file_lru_pages = kview_file_lru;
 	d->an.kview.memory_stall = kview_memory_stall;
 	d->an.kview.alloc_duty = kview_alloc_duty;
+	d->an.kview.frees_in_time = d->env.sample_time_frees;
 	d->an.kview.ctx = d;
 	return 0;
 }
@@ -1222,8 +1225,8 @@ static void update_sampling(struct daemon *d, uint64_t now)
 }
 
 /* The auto sampler's records budget: the budget's, per second the
- * kmem_cache_alloc program is attached (its rates are on that clock,
- * sample.h), so while it is attached 1/2^duty of the time the records a
+ * alloc programs are attached (their rates are on that clock,
+ * sample.h), so while they are attached 1/2^duty of the time the records a
  * second fall in that share with the cost of the objects tracked; but
  * not below the budget's floor of records a second of the wall clock
  * (at 1/4 of 1 000 a second attached, kvref's false sharing went unseen
@@ -1236,7 +1239,16 @@ static void set_records_budget(struct daemon *d)
 		d->smp.budget = d->budget.records > floor ? d->budget.records : floor;
 }
 
-/* The timer of the kmem_cache_alloc program's next change (duty.h). */
+/* A program the duty could not attach or detach: said the first
+ * time and every 100th. */
+static void duty_warn(struct daemon *d, bool on, const char *which, int err)
+{
+	if (d->duty.failures <= 1 || d->duty.failures % 100 == 0)
+		log_warn("cannot %s %s program: %s (%" PRIu64 " times): its events are not traced until it is",
+			 on ? "attach" : "detach", which, strerror(-err), d->duty.failures);
+}
+
+/* The timer of the alloc programs' next change (duty.h). */
 static void duty_arm(struct daemon *d)
 {
 	struct itimerspec its = { 0 };
@@ -1244,22 +1256,39 @@ static void duty_arm(struct daemon *d)
 	its.it_value.tv_sec = d->duty.next_ns / NSEC_PER_SEC;
 	its.it_value.tv_nsec = d->duty.next_ns % NSEC_PER_SEC;
 	if (d->dfd >= 0 && timerfd_settime(d->dfd, TFD_TIMER_ABSTIME, &its, NULL))
-		log_warn("cannot set the alloc program's timer: %s", strerror(errno));
+		log_warn("cannot set the alloc programs' timer: %s", strerror(errno));
 }
 
-/* Attach or detach the kmem_cache_alloc program as the duty says, and set
- * the timer for the next change. */
+/* Attach or detach the alloc programs as the duty says (kmalloc's not
+ * while the budget sheds it), with --sample-time-frees the frees' too, and
+ * set the timer for the next change.  The frees' go on first and off
+ * last, so that an object tracked in a slice is not freed unseen at its
+ * edges.  kmem_cache_alloc's attach times (the frees' with them) set the
+ * lead. */
 static void duty_apply(struct daemon *d, bool on, uint64_t now)
 {
+	static const int frees[] = { LOADER_TP_CACHE_FREE, LOADER_TP_KFREE };
+	bool kmalloc = on && d->budget.level < BUDGET_SHED_KMALLOC;
+	bool cycle_frees = d->duty.frees;
 	uint64_t t = clock_ns(CLOCK_MONOTONIC);
-	int r = loader_set_attached(&d->ld, LOADER_TP_CACHE_ALLOC, on);
+	unsigned int i;
+	int r, e;
 
+	for (i = 0; cycle_frees && on && i < sizeof(frees) / sizeof(frees[0]); i++)
+		if ((e = loader_set_attached(&d->ld, frees[i], true)) < 0)
+			duty_warn(d, on, "a free", e);
+	r = loader_set_attached(&d->ld, LOADER_TP_CACHE_ALLOC, on);
 	/* an attach's time (not one that found it attached) sets the lead */
 	if (on && r != 0)
 		duty_attached(&d->duty, now, r > 0, clock_ns(CLOCK_MONOTONIC) - t);
-	if (r < 0 && (d->duty.failures <= 1 || d->duty.failures % 100 == 0))
-		log_warn("cannot %s the kmem_cache_alloc program: %s (%" PRIu64 " times): its allocations are not traced until it is",
-			 on ? "attach" : "detach", strerror(-r), d->duty.failures);
+	if (r < 0)
+		duty_warn(d, on, "the kmem_cache_alloc", r);
+	if (loader_can_detach(&d->ld, LOADER_TP_KMALLOC) &&
+	    (e = loader_set_attached(&d->ld, LOADER_TP_KMALLOC, kmalloc)) < 0)
+		duty_warn(d, on, "the kmalloc", e);
+	for (i = 0; cycle_frees && !on && i < sizeof(frees) / sizeof(frees[0]); i++)
+		if ((e = loader_set_attached(&d->ld, frees[i], false)) < 0)
+			duty_warn(d, on, "a free", e);
 	duty_arm(d);
 }
 
@@ -1278,7 +1307,7 @@ static void on_duty(int fd, uint32_t events, void *data)
 		duty_apply(d, duty_step(&d->duty, now), now);
 }
 
-/* kmem_cache_alloc's share of the time: the budget's level's, and
+/* The alloc programs' share of the time: the budget's level's, and
  * --sample-time's at least; where it changes, the programs' shift, the
  * slices and the records budget follow. */
 static void set_duty(struct daemon *d, uint64_t now)
@@ -1296,8 +1325,8 @@ static void set_duty(struct daemon *d, uint64_t now)
 
 /* What a shed level takes off the tracepoints: the page-cache programs
  * and kmalloc's are detached (the .bss mask stops them first, and holds
- * where one cannot be: a classic tracepoint's), and kmem_cache_alloc's is
- * attached only its share of the time. */
+ * where one cannot be: a classic tracepoint's), and the alloc programs are
+ * attached only their share of the time. */
 static void shed_programs(struct daemon *d, uint64_t now)
 {
 	static const struct { int tp; unsigned int level; const char *name; } opt[] = {
@@ -1306,15 +1335,21 @@ static void shed_programs(struct daemon *d, uint64_t now)
 		{ LOADER_TP_KMALLOC, BUDGET_SHED_KMALLOC, "kmalloc" },
 	};
 	unsigned int level = d->budget.level, i;
+	bool want;
 	int err;
 
 	loader_set_shed(&d->ld, budget_shed_mask(level));
 	for (i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
 		if (!loader_can_detach(&d->ld, opt[i].tp))
 			continue;
-		err = loader_set_attached(&d->ld, opt[i].tp, level < opt[i].level);
+		want = level < opt[i].level;
+		/* kmalloc's comes back with the next slice where the alloc
+		 * programs cycle (duty_apply) */
+		if (opt[i].tp == LOADER_TP_KMALLOC && d->duty.shift && !d->duty.on)
+			want = false;
+		err = loader_set_attached(&d->ld, opt[i].tp, want);
 		if (err < 0)
-			log_warn("budget: cannot %s the %s program: %s", level < opt[i].level ? "attach" : "detach",
+			log_warn("budget: cannot %s the %s program: %s", want ? "attach" : "detach",
 				 opt[i].name, strerror(-err));
 	}
 	set_duty(d, now);
@@ -1329,9 +1364,9 @@ static void update_budget(struct daemon *d, uint64_t now)
 	static const char *const shed_what[BUDGET_LEVELS] = {
 		[BUDGET_SHED_PAGE] = "the page-cache programs",
 		[BUDGET_SHED_KMALLOC] = "kmalloc's allocations",
-		[BUDGET_SHED_ALLOC_HALF] = "kmem_cache_alloc's program half of the time",
-		[BUDGET_SHED_ALLOC_QUARTER] = "kmem_cache_alloc's program 3/4 of the time",
-		[BUDGET_SHED_ALLOC_EIGHTH] = "kmem_cache_alloc's program 7/8 of the time",
+		[BUDGET_SHED_ALLOC_HALF] = "the alloc programs half of the time",
+		[BUDGET_SHED_ALLOC_QUARTER] = "the alloc programs 3/4 of the time",
+		[BUDGET_SHED_ALLOC_EIGHTH] = "the alloc programs 7/8 of the time",
 	};
 	struct loader_prog_stats ps;
 	uint64_t bpf_ns, fixed_ns, was = d->budget.records;
@@ -1625,6 +1660,7 @@ static int load_and_attach(struct daemon *d)
 	d->real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	d->t0 = d->start_ns - d->start_ns % window_ns;
 	duty_init(&d->duty, d->t0, window_ns, d->start_ns ^ (uint64_t)getpid() << 32);
+	d->duty.frees = d->env.sample_time_frees;
 	/* the budget samples in time where --sample-time auto lets it, and
 	 * the program is a BTF tracepoint's (budget.h) */
 	if (!d->env.sample_time_auto || !loader_can_detach(&d->ld, LOADER_TP_CACHE_ALLOC))

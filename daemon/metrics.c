@@ -453,16 +453,16 @@ static void budget_metrics(FILE *f, const struct budget *b, const struct duty *u
 		fprintf(f, "cachescope_budget_shed{probe=\"%s\"} %d\n",
 			l == BUDGET_SHED_PAGE ? "page_cache" : "kmalloc", b->level >= l);
 	head(f, "cachescope_budget_alloc_traced_share", "gauge",
-	     "Share of the time kmem_cache_alloc's program is attached: 1, or 1/2, 1/4, 1/8 where --budget samples in time (each tracked object then stands for 2, 4, 8 times more)");
+	     "Share of the time the alloc programs (kmem_cache_alloc, kmalloc; the frees' too with --sample-time-frees) are attached: 1, or 1/2, 1/4, 1/8 where --budget samples in time (each tracked object then stands for 2, 4, 8 times more)");
 	fprintf(f, "cachescope_budget_alloc_traced_share %.3f\n", duty_share(u));
 	one_u64(f, "cachescope_budget_alloc_slices_total", "counter",
-		"Slices of time kmem_cache_alloc's program was attached for while --budget sampled in time",
+		"Slices of time the alloc programs were attached for while --budget sampled in time",
 		u->cycles);
 	one_u64(f, "cachescope_budget_alloc_attach_failures_total", "counter",
 		"Attaches of kmem_cache_alloc's program the kernel refused while --budget sampled in time (its allocations untraced until the next)",
 		u->failures);
 	one_u64(f, "cachescope_budget_alloc_slices_missed_total", "counter",
-		"Slices of time kmem_cache_alloc's program was not attached for because the daemon woke past them (the traced share falls below the one the counts assume)",
+		"Slices of time the alloc programs were not attached for because the daemon woke past them (the traced share falls below the one the counts assume)",
 		u->missed);
 	head(f, "cachescope_budget_actions_total", "counter",
 	     "What --budget did: records budget lowered or raised, a level shed or restored");

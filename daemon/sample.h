@@ -55,8 +55,8 @@ static inline void sampler_count(struct sampler *s, uint32_t slot)
 
 /* Choose the shifts from the records since the last call that began a
  * span (a span lasts SAMPLE_MIN_SPAN_NS at least), at traced_ns of the
- * time kmem_cache_alloc's program has been attached (duty.h's clock; the
- * monotonic clock where it always is): while it is attached only a slice
+ * time the alloc programs have been attached (duty.h's clock; the
+ * monotonic clock where they always are): while they are attached only a slice
  * of each period, rates are per second attached, the records budget
  * too, and the records a second of the wall clock 1/2^duty of it, with
  * no wait for whole periods.  Returns how many slots changed; their new

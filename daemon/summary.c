@@ -247,9 +247,10 @@ void summary_print(const struct summary *s, FILE *out)
 			s->budget->kernel ? "kernel" : "estimated", s->budget->daemon_pct,
 			s->budget->peak_pct);
 	if (s->duty && (s->duty->cycles || s->duty->shift))
-		fprintf(out, "sampling in time: kmem_cache_alloc's program attached 1/%u of the time at the end, %.1f%% while sampling in time (%" PRIu64
+		fprintf(out, "sampling in time: the alloc programs%s attached 1/%u of the time at the end, %.1f%% while sampling in time (%" PRIu64
 			" slices, %" PRIu64 " missed, %" PRIu64 " attaches refused)\n",
-			1u << s->duty->shift, 100.0 * duty_share_measured(s->duty),
+			s->duty->frees ? " and the frees'" : "", 1u << s->duty->shift,
+			100.0 * duty_share_measured(s->duty),
 			s->duty->cycles, s->duty->missed, s->duty->failures);
 	fprintf(out, "keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64
 		" idle_merged=%" PRIu64 " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64

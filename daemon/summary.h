@@ -54,7 +54,7 @@ struct summary {
 	uint64_t bad_records, lost_nomem;
 	const struct sampler *smp;
 	const struct budget *budget;
-	const struct duty *duty;	/* --budget's kmem_cache_alloc slices, or NULL */
+	const struct duty *duty;	/* --budget's alloc programs' slices, or NULL */
 	long sample_budget, max_keys, history_max;
 	size_t history_vectors;
 	uint64_t history_trimmed;

@@ -263,6 +263,12 @@ static void args_parse__sample__power_of_two_or_auto(void **state)
 	assert_int_equal(PARSE(&env, "--sample-time", "auto"), 0);
 	assert_true(env.sample_time_auto);
 	assert_int_equal(env.sample_time_shift, 0);
+	/* --sample-time-frees: off by default, a flag */
+	env_defaults(&env);
+	assert_false(env.sample_time_frees);
+	assert_int_equal(PARSE(&env, "--sample-time-frees"), 0);
+	assert_true(env.sample_time_frees);
+	assert_int_equal(PARSE(&env, "--sample-time-frees=1"), -EINVAL);
 	/* --budget: percent of one CPU, or off */
 	env_defaults(&env);
 	assert_true(env.budget_pct == 25);
