@@ -503,9 +503,10 @@ static enum cs_label classify_refaults(const struct rules *r, int dom, const cha
 }
 
 /* Sampling in time (duty.h) over a leak's rise: the alloc programs
- * attached 1/d of each of periods_s periods a second (d 1: all the
- * time), the frees' with them where frees is set.  Its tracked objects come in clusters, one a slice: a leak of one
- * burst a period is caught in 1 period of d, at random.  So the rules
+ * attached 1/d of each of periods_s periods a second (d 1: all the time),
+ * the frees' with them where frees is set (--sample-time-frees).  Its
+ * tracked objects come in clusters, one a slice: a leak of one burst a
+ * period is caught in 1 period of d, at random.  So the rules
  * allow for what that leaves unseen (sampled_quiet_s, the steps a second)
  * and for the error of its count (rise_low), by the numbers of periods,
  * not of objects. */
