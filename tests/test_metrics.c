@@ -261,6 +261,28 @@ static void metrics_render__bpf_stats_off__no_run_time_gauge_says_so(void **stat
 	free(out);
 }
 
+/* Sampling in time: the share of the time the alloc programs are
+ * attached, and the frees' (1 unless --sample-time-frees cycles them). */
+static void metrics_render__sampling_in_time__alloc_and_free_shares(void **state)
+{
+	struct metrics_keys ks = { 0 };
+	struct metrics m;
+	char *out;
+
+	(void)state;
+	sample(&m);
+	m.duty.shift = 2;
+	out = render(&m, &ks);
+	assert_non_null(strstr(out, "\ncachescope_budget_alloc_traced_share 0.250\n"));
+	assert_non_null(strstr(out, "\ncachescope_budget_free_traced_share 1.000\n"));
+	free(out);
+	m.duty.frees = true;
+	out = render(&m, &ks);
+	assert_non_null(strstr(out, "\ncachescope_budget_alloc_traced_share 0.250\n"));
+	assert_non_null(strstr(out, "\ncachescope_budget_free_traced_share 0.250\n"));
+	free(out);
+}
+
 /* Anomalous keys by name, only with detail: the same key, command,
  * container and pattern of several processes is one series (bytes
  * summed, the earliest start), bounded with the rest counted; the reason
@@ -446,6 +468,7 @@ int main(void)
 		cmocka_unit_test(metrics_render__many_keys__bounded_rest_counted),
 		cmocka_unit_test(metrics_render__output__promtool_accepts),
 		cmocka_unit_test(metrics_render__bpf_stats_off__no_run_time_gauge_says_so),
+		cmocka_unit_test(metrics_render__sampling_in_time__alloc_and_free_shares),
 		cmocka_unit_test(metrics_render__anomalies__named_merged_bounded),
 		cmocka_unit_test(metrics_totals__busiest_lately_first_bounded),
 		cmocka_unit_test(metrics_process_read__self__plausible),
