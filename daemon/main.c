@@ -1666,6 +1666,9 @@ static int load_and_attach(struct daemon *d)
 	 * the program is a BTF tracepoint's (budget.h) */
 	if (!d->env.sample_time_auto || !loader_can_detach(&d->ld, LOADER_TP_CACHE_ALLOC))
 		d->budget.top = BUDGET_SHED_KMALLOC;
+	if (d->duty.frees && !d->env.sample_time_shift &&
+	    (d->budget.top < BUDGET_SHED_ALLOC_HALF || d->env.budget_pct <= 0))
+		log_warn("--sample-time-frees has no effect: nothing samples allocations in time (no --sample-time N, and --budget's ladder may not)");
 	anomalies_init(&d->anom, window_ns, on_anomaly, d, ANOMALY_EVENTS_PER_S,
 		       ANOMALY_EVENTS_BURST);
 	changes_init(&d->chg);
