@@ -515,6 +515,12 @@ struct duty_view {
 	bool frees;
 };
 
+/* What sampling in time traced part of the time, for a reason. */
+static const char *duty_traced(const struct duty_view *v)
+{
+	return v->frees ? "allocations and frees" : "allocations";
+}
+
 static struct duty_view duty_view_of(const struct evidence *e, const struct kview *kview)
 {
 	const struct wrow *row = e->r;
@@ -658,7 +664,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 			 key, what, key, kgrowth, got);
 		if (v->d > 1)
 			str_append(reason, n, " (%s traced 1/%.0f of the time: the events' rise at least %+.0f/s)",
-				   v->frees ? "allocations and frees" : "allocations", v->d, low);
+				   duty_traced(v), v->d, low);
 		if (s->unseen_frees)
 			str_append(reason, n, " (unseen frees %.0f%% of allocs)", unseen_pct(e));
 		return LABEL_NORMAL;
@@ -674,12 +680,13 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	 * can make (sqlite's kmalloc-16 under --sample-time 4
 	 * --sample-time-frees: +46/s for 5.8 s, the cache's count flat) */
 	if ((coarse || err) && v->frees) {
+		snprintf(reason, n, "normal: %s %s, but frees are traced 1/%.0f of the time and ",
+			 key, what, v->d);
 		if (coarse)
-			snprintf(reason, n, "normal: %s %s, but frees are traced 1/%.0f of the time and the kernel's count (in slabs hiding %ld) cannot confirm it: objects freed between the slices could make it",
-				 key, what, v->d, res);
+			str_append(reason, n, "the kernel's count (in slabs hiding %ld) cannot confirm it", res);
 		else
-			snprintf(reason, n, "normal: %s %s, but frees are traced 1/%.0f of the time and there is no kernel count of this cache to confirm it: objects freed between the slices could make it",
-				 key, what, v->d);
+			str_append(reason, n, "there is no kernel count of this cache to confirm it");
+		str_append(reason, n, ": objects freed between the slices could make it");
 		return LABEL_NORMAL;
 	}
 	/* unconfirmed: trust the events where they see the key's frees
@@ -702,8 +709,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	else
 		str_append(reason, n, "; no kernel count of this cache to check");
 	if (v->d > 1)
-		str_append(reason, n, "; %s traced 1/%.0f of the time",
-			   v->frees ? "allocations and frees" : "allocations", v->d);
+		str_append(reason, n, "; %s traced 1/%.0f of the time", duty_traced(v), v->d);
 	if (s->unseen_frees)
 		str_append(reason, n, "; unseen frees %.0f%% of allocs", unseen_pct(e));
 	add_site(e, kview, reason, n);

@@ -1259,6 +1259,18 @@ static void duty_arm(struct daemon *d)
 		log_warn("cannot set the alloc programs' timer: %s", strerror(errno));
 }
 
+/* --sample-time-frees: the free programs on or off with the allocs'. */
+static void duty_frees(struct daemon *d, bool on)
+{
+	static const int frees[] = { LOADER_TP_CACHE_FREE, LOADER_TP_KFREE };
+	unsigned int i;
+	int e;
+
+	for (i = 0; i < sizeof(frees) / sizeof(frees[0]); i++)
+		if ((e = loader_set_attached(&d->ld, frees[i], on)) < 0)
+			duty_warn(d, on, "a free", e);
+}
+
 /* Attach or detach the alloc programs as the duty says (kmalloc's not
  * while the budget sheds it), with --sample-time-frees the frees' too, and
  * set the timer for the next change.  The frees' go on first and off
@@ -1267,16 +1279,12 @@ static void duty_arm(struct daemon *d)
  * lead. */
 static void duty_apply(struct daemon *d, bool on, uint64_t now)
 {
-	static const int frees[] = { LOADER_TP_CACHE_FREE, LOADER_TP_KFREE };
 	bool kmalloc = on && d->budget.level < BUDGET_SHED_KMALLOC;
-	bool cycle_frees = d->duty.frees;
 	uint64_t t = clock_ns(CLOCK_MONOTONIC);
-	unsigned int i;
 	int r, e;
 
-	for (i = 0; cycle_frees && on && i < sizeof(frees) / sizeof(frees[0]); i++)
-		if ((e = loader_set_attached(&d->ld, frees[i], true)) < 0)
-			duty_warn(d, on, "a free", e);
+	if (d->duty.frees && on)
+		duty_frees(d, true);
 	r = loader_set_attached(&d->ld, LOADER_TP_CACHE_ALLOC, on);
 	/* an attach's time (not one that found it attached) sets the lead */
 	if (on && r != 0)
@@ -1286,9 +1294,8 @@ static void duty_apply(struct daemon *d, bool on, uint64_t now)
 	if (loader_can_detach(&d->ld, LOADER_TP_KMALLOC) &&
 	    (e = loader_set_attached(&d->ld, LOADER_TP_KMALLOC, kmalloc)) < 0)
 		duty_warn(d, on, "the kmalloc", e);
-	for (i = 0; cycle_frees && !on && i < sizeof(frees) / sizeof(frees[0]); i++)
-		if ((e = loader_set_attached(&d->ld, frees[i], false)) < 0)
-			duty_warn(d, on, "a free", e);
+	if (d->duty.frees && !on)
+		duty_frees(d, false);
 	duty_arm(d);
 }
 

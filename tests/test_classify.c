@@ -450,6 +450,24 @@ static void classify__growth_the_kernel_does_not_see__normal_unseen_frees(void *
 	assert_string_equal(kasked, "");
 }
 
+/* The rows of a sampled leak: 4 s of a leak of 50/s counted as +100/s,
+ * in 8 steps (2 a second), tracked 1 in 4. */
+static void sampled_leak_rows(void)
+{
+	slot.allocs = 400;
+	slot.frees = 380;
+	e.free_ratio = 0.95;
+	e.sample = 4;
+	row.age_ns = 500000000;
+	row.old_objs = 400;
+	row.old_rise = 400;
+	row.old_rise_s = 4.0;
+	row.old_steps = 8;
+	row.old_max_step = 60;
+	row.old_rise_allocs = 8000;
+	row.old_rise_frees = 7600;
+}
+
 /*
  * Sampled in time (1/4 of each of 10 periods a second), a leak of one burst
  * a period is caught in 1 period of 4 at random: its count may read twice
@@ -460,19 +478,7 @@ static void classify__growth_the_kernel_does_not_see__normal_unseen_frees(void *
 static void classify__leak_sampled_in_time__allowed_its_error_kernel_still_checked(void **state)
 {
 	(void)state;
-	/* 4 s of a leak of 50/s counted as +100/s, the kernel's +40/s */
-	slot.allocs = 400;
-	slot.frees = 380;
-	e.free_ratio = 0.95;
-	e.sample = 4;
-	row.age_ns = 500000000;
-	row.old_objs = 400;
-	row.old_rise = 400;
-	row.old_rise_s = 4.0;
-	row.old_steps = 8;	/* 2 a second */
-	row.old_max_step = 60;
-	row.old_rise_allocs = 8000;
-	row.old_rise_frees = 7600;
+	sampled_leak_rows();
 	row.old_quiet_s = 1.5;
 	kres = 0;
 	kgrowth = 40;
@@ -538,18 +544,7 @@ static void classify__leak_sampled_in_time__allowed_its_error_kernel_still_check
 static void classify__leak_frees_in_time__only_what_the_kernel_confirms(void **state)
 {
 	(void)state;
-	slot.allocs = 400;
-	slot.frees = 380;
-	e.free_ratio = 0.95;
-	e.sample = 4;
-	row.age_ns = 500000000;
-	row.old_objs = 400;
-	row.old_rise = 400;
-	row.old_rise_s = 4.0;
-	row.old_steps = 8;
-	row.old_max_step = 60;
-	row.old_rise_allocs = 8000;
-	row.old_rise_frees = 7600;
+	sampled_leak_rows();
 	row.old_quiet_s = 0.2;
 	kerr = 0;
 	kgrowth = 40;
