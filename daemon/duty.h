@@ -14,8 +14,9 @@
  * them (on first, off last): a tracked object freed between the slices is
  * reported when a slice sees its address handed out again (slab.bpf.h,
  * reclaim_unseen: an unseen free, its lifetime to then); one whose address
- * is not handed out again stays live, and the leak rule then labels only
- * what the kernel's count of the cache confirms (classify.c).
+ * is not handed out again stays live, and the leak rule then labels a
+ * rise the kernel's count of the cache cannot confirm only where the frees
+ * it may hide are a small part of it (classify.c, hidden_frees).
  *
  * The time is cut into periods that tile the windows (a window of up to
  * DUTY_PERIOD_MAX_NS is one period, a longer one several of equal length),

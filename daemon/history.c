@@ -115,8 +115,9 @@ void history_cohorts_clear(struct age_cohorts *a)
 }
 
 void history_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
-	       uint64_t allocs, uint64_t seen_frees, uint64_t first_ns)
+		  const struct history_step *st)
 {
+	uint64_t allocs = st->allocs, seen_frees = st->seen_frees, first_ns = st->first_ns;
 	uint64_t age = r->age_ns;
 
 	/* a rise starts where the old population last fell or was empty */
@@ -128,6 +129,8 @@ void history_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tra
 		h->max_step = 0;
 		h->start_allocs = allocs;
 		h->start_frees = seen_frees;
+		h->start_old_frees = st->old_frees;
+		h->start_unseen = st->unseen_frees;
 	} else if (r->old_objs > h->last) {
 		if (!h->steps++)
 			h->first_step_ns = end;
@@ -142,6 +145,8 @@ void history_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tra
 	r->old_max_step = h->max_step;
 	r->old_rise_allocs = allocs - h->start_allocs;
 	r->old_rise_frees = seen_frees - h->start_frees;
+	r->old_rise_old_frees = st->old_frees - h->start_old_frees;
+	r->old_rise_unseen = st->unseen_frees - h->start_unseen;
 	if (h->steps) {
 		r->old_rise_s = (double)(h->last_step_ns - h->first_step_ns) / 1e9;
 		r->old_quiet_s = (double)(end - h->last_step_ns) / 1e9;
@@ -375,7 +380,7 @@ void history_row(struct obj_hist *oh, struct thist *th, const struct history_ste
 
 	history_growth(&oh->grow, st->window_ns, r);
 	age = history_age(oh, st, r, &tracked);
-	history_rise(&oh->rise, r, end, tracked, st->allocs, st->seen_frees, st->first_ns);
+	history_rise(&oh->rise, r, end, tracked, st);
 	/* a free lost to a full ring leaves its object live for good: any
 	 * drop since the rise's objects were allocated may have made it */
 	r->old_rise_dropped = st->drops && st->last_drop_ns + age >= oh->rise.start_ns;

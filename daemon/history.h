@@ -90,6 +90,7 @@ struct rise_hist {
 	uint32_t steps;		/* windows of the rise in which it rose */
 	int64_t max_step;	/* the largest of those rises */
 	uint64_t start_allocs, start_frees;	/* totals when it started */
+	uint64_t start_old_frees, start_unseen;
 	int64_t last;		/* at the end of the last window */
 };
 
@@ -136,15 +137,16 @@ void history_files_gc(struct history_files *f, uint64_t cur);
 /* The history's updates at the end of a row's window (row r, its window
  * ending at end): growth_per_s and grew_windows; recent_locality and
  * recent_windows; the old population's rise (r->old_objs and r->age_ns
- * set; tracked: the old tracked objects; allocs and seen_frees: the key's
- * totals; first_ns: the key's first event), all but old_rise_dropped. */
+ * set; tracked: the old tracked objects; st: the key's totals and first
+ * event), all but old_rise_dropped. */
+struct history_step;
 void history_growth(struct grow_hist *h, uint64_t window_ns, struct wrow *r);
 void history_locality(struct loc_hist *h, struct wrow *r);
 /* A file's or pool's refaults over its last THRASH_SAMPLES windows, th
  * NULL: none kept (no refault yet). */
 void history_refaults(struct thist *th, uint64_t window_ns, struct wrow *r);
 void history_rise(struct rise_hist *h, struct wrow *r, uint64_t end, int64_t tracked,
-		  uint64_t allocs, uint64_t seen_frees, uint64_t first_ns);
+		  const struct history_step *st);
 
 /* What one row's history step reads beyond the row and the key's history. */
 struct history_step {
@@ -158,6 +160,8 @@ struct history_step {
 	double age_lifetimes;
 	/* the key's totals, this window's included, and its first event */
 	uint64_t allocs, seen_frees, first_ns;
+	/* frees seen of objects older than age_min_ns; frees found unseen */
+	uint64_t old_frees, unseen_frees;
 	/* records were dropped (rings full) before the row's window closed,
 	 * the last of them at last_drop_ns */
 	bool drops;

@@ -1402,7 +1402,7 @@ static void update_budget(struct daemon *d, uint64_t now)
 				 d->budget.daemon_pct, d->budget.pct, shed_what[d->budget.level],
 				 d->budget.level == BUDGET_SHED_PAGE ? "no refaults, no thrash label on files, until they are back" :
 				 d->budget.level == BUDGET_SHED_KMALLOC ? "no new kmalloc-* objects tracked until they are back" :
-				 d->duty.frees ? "sampling in time, the frees too: events counted in slices of each window, each tracked object standing for more; a leak labelled only where the cache's count confirms it" :
+				 d->duty.frees ? "sampling in time, the frees too: events counted in slices of each window, each tracked object standing for more; a leak the cache's count cannot confirm labelled only where the frees it may hide are a small part of it" :
 				 "sampling in time: allocations counted in slices of each window, each tracked object standing for more; every free still seen");
 		else
 			log_notice("budget: tracing cost %.1f%% of a CPU, under --budget %g%%: shed now %s",

@@ -143,6 +143,8 @@ static void row_history(struct wtable *wt, struct acc *a, struct wrow *r)
 			.expiry_ns = oh->expiry_ns,
 			.allocs = a->total_allocs,
 			.seen_frees = a->total_frees - a->total_unseen_frees,
+			.old_frees = a->total_old_frees,
+			.unseen_frees = a->total_unseen_frees,
 			.first_ns = a->first_ns,
 			.drops = wt->drops > 0,
 			.last_drop_ns = wt->last_drop_ns,
@@ -359,6 +361,7 @@ static void acc_merge(struct acc *dst, const struct acc *src)
 	dst->total_allocs = sat_add_u64(dst->total_allocs, src->total_allocs);
 	dst->total_frees = sat_add_u64(dst->total_frees, src->total_frees);
 	dst->total_unseen_frees = sat_add_u64(dst->total_unseen_frees, src->total_unseen_frees);
+	dst->total_old_frees = sat_add_u64(dst->total_old_frees, src->total_old_frees);
 	dst->total_page_adds = sat_add_u64(dst->total_page_adds, src->total_page_adds);
 	dst->total_page_dels = sat_add_u64(dst->total_page_dels, src->total_page_dels);
 	dst->total_refaults = sat_add_u64(dst->total_refaults, src->total_refaults);
@@ -658,6 +661,9 @@ static void close_one(struct wtable *wt)
 		r.window = w;
 		r.start_ns = wt->t0_ns + w * wt->window_ns;
 		row_derive(&r, a, s, a->slot[(w + 1) & 1]);
+		if (r.top_site)
+			a->last_top_site = r.top_site;
+		r.key_top_site = a->last_top_site;
 		row_history(wt, a, &r);
 		gpu_join_row(g, &r);
 		if (wt->row_fn)
@@ -682,7 +688,7 @@ static void close_one(struct wtable *wt)
  * CS_TRACK_SLOTS): every count it makes is weighted, alloc and free alike,
  * so counts, live objects, ages and shares stay unbiased estimates, and
  * exact where the shift is 0. */
-static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
+static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e, uint64_t old_ns)
 {
 	uint32_t w = 1u << e->slab.shift;
 
@@ -709,6 +715,8 @@ static void add_slab(struct acc *a, struct wslot *s, const struct cs_event *e)
 	a->total_frees += w;
 	history_cohort_add(&a->oh->age, e->ts_ns - (e->slab.lifetime_ns < e->ts_ns ? e->slab.lifetime_ns : 0),
 		   -1, w);
+	if (old_ns && e->slab.lifetime_ns >= old_ns && !(e->flags & CS_F_UNSEEN))
+		a->total_old_frees += w;
 	if (e->flags & CS_F_UNSEEN) {
 		/* freed some time before: no lifetime, no CPU to compare */
 		s->unseen_frees += w;
@@ -833,7 +841,7 @@ static int apply_event(struct wtable *wt, const struct cs_event *e)
 	if (!a->first_ns)
 		a->first_ns = e->ts_ns;
 	if (k.domain == DOM_SLAB)
-		add_slab(a, s, e);
+		add_slab(a, s, e, wt->rules.age_min_ns);
 	else if (k.domain == DOM_PAGE)
 		add_page(a, s, e);
 	else if (k.domain == DOM_GPU)

@@ -124,6 +124,11 @@ struct acc {
 	struct obj_hist *oh;	/* keys of objects only: NULL for a page key */
 	struct thist *th;	/* kv keys' refaults (page keys: per file) */
 	uint64_t total_unseen_frees;
+	/* of the frees a tracepoint saw, those of objects older than the
+	 * rules' least age (wtable_rules' age_min_ns) */
+	uint64_t total_old_frees;
+	uint64_t last_top_site;	/* slab: the top call site of its last window
+				 * with allocations */
 	struct kvpool pool;	/* kv domain: the pool's blocks */
 	uint32_t uid;		/* its process's owner (wtable_limits.owner), or
 				 * WTABLE_UID_NONE: no user's (others keys, a
@@ -150,6 +155,8 @@ struct wrow {
 	uint64_t refault_dist_p50;
 	double top_site_share;	/* allocs from the busiest call site */
 	uint64_t top_site;	/* that call site (slab: kernel address) */
+	uint64_t key_top_site;	/* the key's: of its last window with
+				 * allocations (this one's where it has any) */
 	double size_entropy;	/* bits, over bytes requested */
 	double same_size_share;	/* allocs of the most common size */
 	double growth_per_s;	/* slope of live objects over the recent windows */
@@ -173,6 +180,11 @@ struct wrow {
 	int64_t old_max_step;	/* the largest rise of one window */
 	uint64_t old_rise_allocs, old_rise_frees;	/* since the rise began; frees
 							 * a tracepoint saw */
+	/* since the rise began: frees seen of objects older than the least
+	 * age; frees found unseen (a tracked object freed while no free
+	 * program was attached, --sample-time-frees: its address handed out
+	 * again in a slice) */
+	uint64_t old_rise_old_frees, old_rise_unseen;
 	bool old_rise_dropped;	/* records were dropped (rings full) since the
 				 * rise's objects were allocated */
 	/* frees on the allocating CPU / frees (with a CPU) over the last

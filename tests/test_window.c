@@ -783,6 +783,53 @@ static void wtable_close__leak_amid_churn__old_population_rises(void **state)
 	wtable_free(wt);
 }
 
+/* A rise's frees of old objects (seen) and frees found unseen (an alloc
+ * over a tracked address) are counted from the rise's start: what the leak
+ * rule weighs against the rise when the frees are sampled in time.  A young
+ * object's free is neither. */
+static void wtable_close__old_frees_during_rise__counted_with_it(void **state)
+{
+	struct wrow last = { 0 };
+	struct wtable *wt = wtable_new(T0, WIN, keep_last, NULL, &last);
+	struct cs_event e;
+	uint64_t ts;
+	int i;
+
+	(void)state;
+	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
+	/* 1000 allocs/s for 5 s, 1 in 20 kept; at 4.95 s a kept object
+	 * 1.45 s old is freed and one 1.05 s old is found freed unseen (an
+	 * alloc over its address), in a window where the old population
+	 * still rises (its cohorts turn old a dozen at a time) */
+	for (i = 0; i < 5000; i++) {
+		ts = T0 + (uint64_t)i * MS;
+		e = alloc_ev(ts, 0x100000 + (uint64_t)i * 256, 0, 200, 0xaa);
+		if (i == 4950) {
+			e.slab.ptr = 0x100000 + 3900ull * 256;
+			e.flags = CS_F_UNSEEN;
+			e.slab.old_cache = FILP;
+			e.slab.old_tgid = 42;
+			e.slab.old_bytes = 256;
+			e.slab.lifetime_ns = 1050 * MS;
+		}
+		wtable_add(wt, &e);
+		if (i % 20 && i != 4950) {
+			e = free_ev(ts + MS / 2, 0x100000 + (uint64_t)i * 256, 0, 0, MS / 2);
+			wtable_add(wt, &e);
+		}
+		if (i == 4950) {
+			e = free_ev(ts + MS / 2, 0x100000 + 3500ull * 256, 0, 0, 1450 * MS);
+			wtable_add(wt, &e);
+		}
+		wtable_close_until(wt, ts);
+	}
+	wtable_close_until(wt, T0 + 5000 * MS + 2 * WIN);
+	assert_true(last.old_rise > 100);
+	assert_int_equal(last.old_rise_old_frees, 1);
+	assert_int_equal(last.old_rise_unseen, 1);
+	wtable_free(wt);
+}
+
 /* Records dropped while the old objects were allocated: the rise may be
  * frees that never arrived, and the row says so. */
 static void wtable_close__drops_during_rise__row_says_so(void **state)
@@ -1921,6 +1968,7 @@ int main(void)
 		cmocka_unit_test(wtable_close_until__next_window_events__not_in_live_of_closed),
 		cmocka_unit_test(wtable_add__event_of_closed_window__counted_late),
 		cmocka_unit_test(wtable_add__sampled_records__counts_weighted),
+		cmocka_unit_test(wtable_close__old_frees_during_rise__counted_with_it),
 		cmocka_unit_test(wtable_close__drops_during_rise__row_says_so),
 		cmocka_unit_test(wtable_add__unseen_free_of_sampled_object__old_weight),
 		cmocka_unit_test(wtable_add__far_future_event__closes_windows_between),
