@@ -25,15 +25,23 @@ _Static_assert(BUDGET_SHED_ALLOC_EIGHTH - BUDGET_SHED_KMALLOC == CS_DUTY_SHIFT_M
 
 unsigned int budget_alloc_duty(unsigned int level)
 {
+	if (level >= BUDGET_SHED_FREES && level < BUDGET_LEVELS)
+		return CS_DUTY_SHIFT_MAX;
 	return level >= BUDGET_SHED_ALLOC_HALF && level < BUDGET_LEVELS ?
 		       level - BUDGET_SHED_KMALLOC : 0;
+}
+
+bool budget_frees_in_time(unsigned int level)
+{
+	return level >= BUDGET_SHED_FREES && level < BUDGET_LEVELS;
 }
 
 const char *budget_level_name(unsigned int level)
 {
 	static const char *const names[BUDGET_LEVELS] = {
 		"none", "page_cache", "page_cache,kmalloc", "page_cache,kmalloc,alloc_1/2",
-		"page_cache,kmalloc,alloc_1/4", "page_cache,kmalloc,alloc_1/8"
+		"page_cache,kmalloc,alloc_1/4", "page_cache,kmalloc,alloc_1/8",
+		"page_cache,kmalloc,alloc_1/8,frees"
 	};
 
 	return level < BUDGET_LEVELS ? names[level] : "?";

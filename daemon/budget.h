@@ -40,7 +40,8 @@
  * allocations, then the alloc programs attached only half, a
  * quarter, an eighth of the time (sampling in time: a detached program
  * costs nothing, not even the tracepoint's dispatch, the floor no
- * records budget moves; CS_DUTY_SHIFT_MAX) */
+ * records budget moves; CS_DUTY_SHIFT_MAX), then the free programs with
+ * them (--sample-time-frees: half the slab events of a churn are frees) */
 enum budget_level {
 	BUDGET_SHED_NONE,
 	BUDGET_SHED_PAGE,
@@ -48,6 +49,7 @@ enum budget_level {
 	BUDGET_SHED_ALLOC_HALF,
 	BUDGET_SHED_ALLOC_QUARTER,
 	BUDGET_SHED_ALLOC_EIGHTH,
+	BUDGET_SHED_FREES,
 	BUDGET_LEVELS
 };
 
@@ -87,6 +89,8 @@ unsigned int budget_shed_mask(unsigned int level);
 /* The alloc programs' duty at a level: attached 1/2^n of the
  * time (0: always) */
 unsigned int budget_alloc_duty(unsigned int level);
+/* Whether a level cycles the free programs with the alloc programs */
+bool budget_frees_in_time(unsigned int level);
 /* "none", "page_cache", "page_cache,kmalloc", "page_cache,kmalloc,alloc_1/2" ... */
 const char *budget_level_name(unsigned int level);
 

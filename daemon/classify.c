@@ -536,7 +536,8 @@ static struct duty_view duty_view_of(const struct evidence *e, const struct kvie
 				  &v.periods_s);
 	if (shift && v.periods_s > 0) {
 		v.d = (double)(1u << (shift > 8 ? 8 : shift));
-		v.frees = kview->frees_in_time;
+		v.frees = kview->frees_in_time &&
+			  kview->frees_in_time(kview->ctx, row->old_rise_s + row->old_quiet_s + row->age_ns / 1e9);
 	}
 	return v;
 }

@@ -145,7 +145,9 @@ struct kview {
 	/* --sample-time-frees: the frees' programs go with the allocs', so a
 	 * tracked object freed between slices looks live until a slice sees
 	 * its address handed out again */
-	bool frees_in_time;
+	/* whether the frees were sampled in time too at any time over the
+	 * last span_s seconds (--sample-time-frees, the budget's last level) */
+	bool (*frees_in_time)(void *ctx, double span_s);
 	void *ctx;
 };
 

@@ -135,6 +135,8 @@ bool duty_set(struct duty *u, unsigned int shift, uint64_t now_ns)
 		u->prev_shift = u->shift;
 		u->prev_until_ns = now_ns;
 	}
+	if (!shift && u->shift && u->frees)
+		u->frees_until_ns = now_ns;	/* the frees stop cycling */
 	u->shift = shift;
 	if (!shift) {
 		u->on = true;

@@ -49,7 +49,10 @@ struct duty {
 	uint64_t period_ns;		/* a period (window_ns / per_window) */
 	unsigned int shift;		/* attached 1/2^shift of the time; 0: always */
 	bool frees;			/* the frees' programs too (--sample-time-frees,
-					 * set after duty_init) */
+					 * or the budget's last level: duty_set_frees) */
+	uint64_t frees_until_ns;	/* when the frees last stopped cycling (0:
+					 * never): tracked objects freed unseen
+					 * before it may still count as live */
 	bool on;			/* attached now (as told) */
 	uint64_t slice_ns, end_ns;	/* the piece of a slice planned or running */
 	uint64_t rest_ns, rest_end_ns;	/* its other piece in the period (0: none) */
@@ -102,6 +105,22 @@ static inline unsigned int duty_shift_within(const struct duty *u, uint64_t now_
 		s = u->prev_shift;
 	*periods_per_s = u->period_ns ? 1e9 / (double)u->period_ns : 0;
 	return s;
+}
+
+/* Whether the frees' programs cycled with the allocs' at any time over
+ * the last span_ns before now_ns. */
+static inline bool duty_frees_within(const struct duty *u, uint64_t now_ns, uint64_t span_ns)
+{
+	return (u->frees && u->shift) ||
+	       (u->frees_until_ns && u->frees_until_ns + span_ns >= now_ns);
+}
+
+/* The frees' programs cycle with the allocs' (on) or stay attached. */
+static inline void duty_set_frees(struct duty *u, bool on, uint64_t now_ns)
+{
+	if (u->frees && u->shift && !on)
+		u->frees_until_ns = now_ns;
+	u->frees = on;
 }
 
 /* Windows of window_ns from t0_ns; seed: any nonzero number. */

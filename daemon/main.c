@@ -344,6 +344,13 @@ static unsigned int kview_alloc_duty(void *ctx, double span_s, double *periods_p
 				 (uint64_t)(span_s * NSEC_PER_SEC), periods_per_s);
 }
 
+static bool kview_frees_in_time(void *ctx, double span_s)
+{
+	struct daemon *d = ctx;
+
+	return duty_frees_within(&d->duty, clock_ns(CLOCK_MONOTONIC), (uint64_t)(span_s * NSEC_PER_SEC));
+}
+
 static int kview_cache_reclaimable(void *ctx, const char *cache)
 {
 	struct daemon *d = ctx;
@@ -1068,7 +1075,7 @@ static int setup_rules(struct daemon *d)
 	d->an.kview.file_lru_pages = kview_file_lru;
 	d->an.kview.memory_stall = kview_memory_stall;
 	d->an.kview.alloc_duty = kview_alloc_duty;
-	d->an.kview.frees_in_time = d->env.sample_time_frees;
+	d->an.kview.frees_in_time = kview_frees_in_time;
 	d->an.kview.ctx = d;
 	return 0;
 }
@@ -1320,7 +1327,14 @@ static void on_duty(int fd, uint32_t events, void *data)
 static void set_duty(struct daemon *d, uint64_t now)
 {
 	unsigned int duty = budget_alloc_duty(d->budget.level);
+	bool frees = d->env.sample_time_frees || budget_frees_in_time(d->budget.level);
 
+	if (frees != d->duty.frees) {
+		duty_set_frees(&d->duty, frees, now);
+		/* back for good now; or off from now where the slice is */
+		if (!frees || (d->duty.shift && !d->duty.on))
+			duty_frees(d, !frees);
+	}
 	if (duty < (unsigned int)d->env.sample_time_shift)
 		duty = (unsigned int)d->env.sample_time_shift;
 	if (duty == d->duty.shift)
@@ -1374,6 +1388,7 @@ static void update_budget(struct daemon *d, uint64_t now)
 		[BUDGET_SHED_ALLOC_HALF] = "the alloc programs half of the time",
 		[BUDGET_SHED_ALLOC_QUARTER] = "the alloc programs 3/4 of the time",
 		[BUDGET_SHED_ALLOC_EIGHTH] = "the alloc programs 7/8 of the time",
+		[BUDGET_SHED_FREES] = "the free programs with them, 7/8 of the time",
 	};
 	struct loader_prog_stats ps;
 	uint64_t bpf_ns, fixed_ns, was = d->budget.records;
@@ -1673,6 +1688,9 @@ static int load_and_attach(struct daemon *d)
 	 * the program is a BTF tracepoint's (budget.h) */
 	if (!d->env.sample_time_auto || !loader_can_detach(&d->ld, LOADER_TP_CACHE_ALLOC))
 		d->budget.top = BUDGET_SHED_KMALLOC;
+	else if (!loader_can_detach(&d->ld, LOADER_TP_CACHE_FREE) ||
+		 !loader_can_detach(&d->ld, LOADER_TP_KFREE))
+		d->budget.top = BUDGET_SHED_ALLOC_EIGHTH;
 	if (d->duty.frees && !d->env.sample_time_shift &&
 	    (d->budget.top < BUDGET_SHED_ALLOC_HALF || d->env.budget_pct <= 0))
 		log_warn("--sample-time-frees has no effect: nothing samples allocations in time (no --sample-time N, and --budget's ladder may not)");

@@ -130,7 +130,9 @@ static void budget__over_at_the_floor__sheds_in_order_and_restores(void **state)
  * last shed first. */
 static double alloc_cost(const struct budget *b, double frees, double allocs)
 {
-	return frees + allocs / (double)(1u << budget_alloc_duty(b->level)) +
+	double in_time = (double)(1u << budget_alloc_duty(b->level));
+
+	return frees / (budget_frees_in_time(b->level) ? in_time : 1) + allocs / in_time +
 	       (double)b->records / 1000 * 0.01;
 }
 
@@ -140,7 +142,9 @@ static void run_alloc(struct budget *b, double frees, double allocs, uint64_t *n
 	unsigned int i;
 
 	for (i = 0; i < secs; i++) {
-		double fixed = frees + allocs / (double)(1u << budget_alloc_duty(b->level));
+		double in_time = (double)(1u << budget_alloc_duty(b->level));
+		double fixed = frees / (budget_frees_in_time(b->level) ? in_time : 1) +
+			       allocs / in_time;
 
 		*cpu += (uint64_t)((alloc_cost(b, frees, allocs) - fixed) / 100 * SEC);
 		fixed_sum += (uint64_t)(fixed / 100 * SEC);
@@ -174,6 +178,28 @@ static void budget__over_past_kmalloc__alloc_sampled_in_time(void **state)
 	assert_int_equal(b.level, BUDGET_SHED_ALLOC_QUARTER);
 	run_alloc(&b, 0.5, 1, &now, &cpu, 60);
 	assert_int_equal(b.level, BUDGET_SHED_NONE);
+	assert_false(budget_frees_in_time(b.level));
+
+	/* frees over the budget by themselves (a churn: half its events):
+	 * at an eighth of the allocs 7 %, so the frees go with them (1.8 %),
+	 * and come back first as the load falls */
+	budget_init(&b, 5, 50000);
+	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
+	run_alloc(&b, 6, 8, &now, &cpu, 40);
+	assert_int_equal(b.level, BUDGET_SHED_FREES);
+	assert_true(budget_frees_in_time(b.level));
+	assert_int_equal(budget_alloc_duty(b.level), CS_DUTY_SHIFT_MAX);
+	assert_string_equal(budget_level_name(b.level), "page_cache,kmalloc,alloc_1/8,frees");
+	run_alloc(&b, 0.5, 1, &now, &cpu, 12);
+	assert_int_equal(b.level, BUDGET_SHED_ALLOC_EIGHTH);
+	assert_false(budget_frees_in_time(b.level));
+	/* where the free programs cannot be detached (classic tracepoints),
+	 * the ladder stops at an eighth */
+	budget_init(&b, 5, 50000);
+	b.top = BUDGET_SHED_ALLOC_EIGHTH;
+	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
+	run_alloc(&b, 6, 8, &now, &cpu, 40);
+	assert_int_equal(b.level, BUDGET_SHED_ALLOC_EIGHTH);
 
 	/* a classic tracepoint's program: nothing past kmalloc */
 	budget_init(&b, 5, 50000);

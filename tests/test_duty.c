@@ -143,6 +143,30 @@ static void duty__shift_lowered__the_higher_one_within_its_span(void **state)
 	assert_int_equal(duty_shift_within(&u, 9000 * MS, 10000 * MS, &per_s), 3);
 }
 
+/* The frees cycled with the allocs: while they do, and over any span that
+ * reaches back to when they stopped (by the ladder or by the allocs going
+ * back to all the time), objects freed unseen may still count as live. */
+static void duty__frees_stopped__cycled_within_its_span(void **state)
+{
+	struct duty u;
+
+	(void)state;
+	duty_init(&u, 0, 100 * MS, 5);
+	duty_set_frees(&u, true, 1 * MS);
+	/* the frees go with allocs attached all the time: nothing cycles */
+	assert_false(duty_frees_within(&u, 1 * MS, 10000 * MS));
+	duty_set(&u, 3, 1 * MS);
+	assert_true(duty_frees_within(&u, 2 * MS, 0));
+	duty_set_frees(&u, false, 5000 * MS);
+	assert_true(duty_frees_within(&u, 8000 * MS, 4000 * MS));
+	assert_false(duty_frees_within(&u, 8000 * MS, 2000 * MS));
+	/* again, and then the allocs back all the time */
+	duty_set_frees(&u, true, 9000 * MS);
+	duty_set(&u, 0, 12000 * MS);
+	assert_true(duty_frees_within(&u, 13000 * MS, 2000 * MS));
+	assert_false(duty_frees_within(&u, 13000 * MS, 500 * MS));
+}
+
 /* An attach the kernel refused: counted, the slice given up; a measured
  * attach time makes the next slices start that much early. */
 static void duty__attach_refused_then_lead__counted_and_early(void **state)
@@ -177,6 +201,7 @@ int main(void)
 		cmocka_unit_test(duty__quarter__a_slice_a_period_every_phase_alike),
 		cmocka_unit_test(duty__late_timer__slice_given_up),
 		cmocka_unit_test(duty__shift_lowered__the_higher_one_within_its_span),
+		cmocka_unit_test(duty__frees_stopped__cycled_within_its_span),
 		cmocka_unit_test(duty__attach_refused_then_lead__counted_and_early),
 	};
 
