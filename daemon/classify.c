@@ -81,7 +81,7 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_LEAK_CONFIRM_FREE_SHARE] = { "leak_confirm_free_share", 0.93,
 		"... or when frees seen / allocs of the rise is at least this, with no unseen frees (the events see the key's frees)" },
 	[R_LEAK_UNSEEN_SHARE] = { "leak_unseen_share", 0.1,
-		"with the frees sampled in time too (--sample-time-frees), a rise the kernel's count cannot confirm is a leak only where the frees it may hide (d - 1 unseen for each old object's free seen, traced 1/d of the time, and one not yet found for each found later by its address) are at most this share of it" },
+		"with the frees sampled in time too (--sample-time-frees, or the budget's last level), a rise the kernel's count cannot confirm is a leak only where the frees it may hide (d - 1 unseen for each old object's free seen, traced 1/d of the time, and one not yet found for each found later by its address) are at most this share of it" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
 		"a cluster takes an anomaly label when this share of its members carry it" },
 };
@@ -663,7 +663,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	const struct wrow *row = e->r;
 	const struct wslot *s = row->s;
 	double rise_s = row->old_rise_s, low = rise_low(v, growth, rise_s), kgrowth, got, startup;
-	bool coarse;
+	bool coarse, counted;
 	long res;
 	int err;
 
@@ -701,7 +701,8 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	 * its slabs hide (kvref's filp: +19/s to the events' +21/s over
 	 * 7.8 s), or the frees it may hide (hidden_frees) are a small part
 	 * of it, the rise is the key's own */
-	if ((coarse || err) && v->frees && !(coarse && kgrowth >= t[R_LEAK_MIN_CACHE_SHARE] * low) &&
+	counted = coarse && kgrowth >= t[R_LEAK_MIN_CACHE_SHARE] * low;
+	if ((coarse || err) && v->frees && !counted &&
 	    hidden_frees(v, row) > t[R_LEAK_UNSEEN_SHARE] * low * rise_s) {
 		snprintf(reason, n, "normal: %s %s, but frees are traced 1/%.0f of the time and ",
 			 key, what, v->d);
@@ -737,7 +738,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	if (v->d > 1)
 		str_append(reason, n, "; %s traced 1/%.0f of the time", duty_traced(v), v->d);
 	if (v->d > 1 && v->frees && (coarse || err))
-		str_append(reason, n,  " (old objects seen freed meanwhile %llu, frees found later %llu)",
+		str_append(reason, n, " (old objects seen freed meanwhile %llu, frees found later %llu)",
 			   (unsigned long long)row->old_rise_old_frees,
 			   (unsigned long long)row->old_rise_unseen);
 	if (s->unseen_frees)
