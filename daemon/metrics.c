@@ -456,7 +456,7 @@ static void budget_metrics(FILE *f, const struct budget *b, const struct duty *u
 	     "Share of the time the alloc programs (kmem_cache_alloc, kmalloc) are attached: 1, or 1/2, 1/4, 1/8 where --budget samples in time (each tracked object then stands for 2, 4, 8 times more)");
 	fprintf(f, "cachescope_budget_alloc_traced_share %.3f\n", duty_share(u));
 	head(f, "cachescope_budget_free_traced_share", "gauge",
-	     "Share of the time the free programs (kmem_cache_free, kfree) are attached: 1, or with --sample-time-frees the alloc programs' share (a tracked object freed between the slices is found when a slice sees its address again; a leak the cache's count cannot confirm is labelled only where the frees it may hide are a small part of it)");
+	     "Share of the time the free programs (kmem_cache_free, kfree) are attached: 1, or with --sample-time-frees or at the budget's last level the alloc programs' share (a tracked object freed between the slices is found when a slice sees its address again; a leak the cache's count cannot confirm is labelled only where the frees it may hide are a small part of it)");
 	fprintf(f, "cachescope_budget_free_traced_share %.3f\n", u->frees ? duty_share(u) : 1.0);
 	one_u64(f, "cachescope_budget_alloc_slices_total", "counter",
 		"Slices of time the alloc programs were attached for while --budget sampled in time",
