@@ -697,18 +697,22 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	 * as live until a slice sees their addresses again: a rise they
 	 * can make (sqlite's kmalloc-16 under --sample-time 4
 	 * --sample-time-frees: +46/s for 5.8 s, the cache's count flat).
-	 * Where the kernel's count rose with it all the same, within what
-	 * its slabs hide (kvref's filp: +19/s to the events' +21/s over
-	 * 7.8 s), or the frees it may hide (hidden_frees) are a small part
-	 * of it, the rise is the key's own */
+	 * Where the frees it may hide (hidden_frees) are a small part of it,
+	 * or the kernel's count rose with it all the same within what its
+	 * slabs hide (kvref's filp: +19/s to the events' +21/s over 7.8 s),
+	 * the rise is the key's own.  A count that confirms it is the whole
+	 * cache's: another key's leak makes it grow (nginx's sockets under
+	 * nginx-leak, while wrk's filp rose by frees it missed) */
 	counted = coarse && kgrowth >= t[R_LEAK_MIN_CACHE_SHARE] * low;
-	if ((coarse || err) && v->frees && !counted &&
-	    hidden_frees(v, row) > t[R_LEAK_UNSEEN_SHARE] * low * rise_s) {
+	if (v->frees && !counted && hidden_frees(v, row) > t[R_LEAK_UNSEEN_SHARE] * low * rise_s) {
 		snprintf(reason, n, "normal: %s %s, but frees are traced 1/%.0f of the time and ",
 			 key, what, v->d);
 		if (coarse)
 			str_append(reason, n, "the kernel's count (%+.0f/s, in slabs hiding %ld) cannot confirm it",
 				   kgrowth, res);
+		else if (!err)
+			str_append(reason, n, "the kernel's count (%+.0f/s over %.1f s) is the whole cache's, not the key's",
+				   kgrowth, got);
 		else
 			str_append(reason, n, "there is no kernel count of this cache to confirm it");
 		str_append(reason, n, ": objects freed between the slices could make it (old objects seen freed %llu, frees found later %llu: about %.0f unseen)",
@@ -737,7 +741,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 		str_append(reason, n, "; no kernel count of this cache to check");
 	if (v->d > 1)
 		str_append(reason, n, "; %s traced 1/%.0f of the time", duty_traced(v), v->d);
-	if (v->d > 1 && v->frees && (coarse || err))
+	if (v->d > 1 && v->frees)
 		str_append(reason, n, " (old objects seen freed meanwhile %llu, frees found later %llu)",
 			   (unsigned long long)row->old_rise_old_frees,
 			   (unsigned long long)row->old_rise_unseen);

@@ -575,7 +575,14 @@ static void classify__leak_frees_in_time__rise_over_the_frees_it_may_hide(void *
 	frees_cycled = true;
 	/* confirmed: a leak, and it says what was traced */
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
-	assert_non_null(strstr(reason, "; cache filp +40/s over 4.0 s; allocations and frees traced 1/4 of the time;"));
+	assert_non_null(strstr(reason, "; cache filp +40/s over 4.0 s; allocations and frees traced 1/4 of the time (old objects seen freed meanwhile 0, frees found later 0);"));
+	/* the count confirms it, but it is the whole cache's: another key's
+	 * leak makes it grow (nginx's sockets under nginx-leak, while wrk's
+	 * filp rose by frees it missed), so the frees it may hide still count */
+	row.old_rise_unseen = 30;
+	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
+	assert_non_null(strstr(reason, "but frees are traced 1/4 of the time and the kernel's count (+40/s over 4.0 s) is the whole cache's, not the key's: objects freed between the slices could make it (old objects seen freed 0, frees found later 30: about 30 unseen)"));
+	row.old_rise_unseen = 0;
 	/* asked over the rise, its quiet and the age before it */
 	assert_true(frees_span > 4.69 && frees_span < 4.71);
 	/* too coarse to confirm, and no old object's free seen nor any free
