@@ -25,10 +25,9 @@ _Static_assert(BUDGET_SHED_ALLOC_EIGHTH - BUDGET_SHED_KMALLOC == CS_DUTY_SHIFT_M
 
 unsigned int budget_alloc_duty(unsigned int level)
 {
-	if (level >= BUDGET_SHED_FREES && level < BUDGET_LEVELS)
-		return CS_DUTY_SHIFT_MAX;
-	return level >= BUDGET_SHED_ALLOC_HALF && level < BUDGET_LEVELS ?
-		       level - BUDGET_SHED_KMALLOC : 0;
+	if (level < BUDGET_SHED_ALLOC_HALF || level >= BUDGET_LEVELS)
+		return 0;
+	return level >= BUDGET_SHED_FREES ? CS_DUTY_SHIFT_MAX : level - BUDGET_SHED_KMALLOC;
 }
 
 bool budget_frees_in_time(unsigned int level)

@@ -741,7 +741,7 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 		str_append(reason, n, "; no kernel count of this cache to check");
 	if (v->d > 1)
 		str_append(reason, n, "; %s traced 1/%.0f of the time", duty_traced(v), v->d);
-	if (v->d > 1 && v->frees)
+	if (v->frees)	/* only where sampling is in time (duty_view_of) */
 		str_append(reason, n, " (old objects seen freed meanwhile %llu, frees found later %llu)",
 			   (unsigned long long)row->old_rise_old_frees,
 			   (unsigned long long)row->old_rise_unseen);
