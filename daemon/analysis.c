@@ -160,7 +160,7 @@ static int core_cmp(const void *x, const void *y)
 
 	if (p->cell != q->cell)
 		return p->cell < q->cell ? -1 : 1;
-	return p->idx < q->idx ? -1 : p->idx > q->idx;
+	return p->idx > q->idx ? -1 : p->idx < q->idx;	/* the latest first */
 }
 
 /* After a run: index its core points (a->v[i].core) by cell. */
@@ -226,38 +226,90 @@ int analysis_nearest_core_scan(const struct analysis *a, const double *x)
 	return cluster;
 }
 
+/* The search of the cells round x's (nearest_cells): the best so far, as
+ * the scan would choose it. */
+struct near {
+	const struct analysis *a;
+	const double *x;
+	double gap[FEAT_DIM][3];	/* the least distance to a neighbour cell,
+					 * dimension by dimension: 0, below, above */
+	int64_t c[FEAT_DIM];
+	double best;
+	size_t best_idx;
+	int cluster;
+	bool found;
+};
+
+static void near_cell(struct near *s, uint64_t cell)
+{
+	const struct analysis *a = s->a;
+	size_t j;
+	double d;
+
+	for (j = grid_find(a, cell); j < a->ncores && a->cores[j].cell == cell; j++) {
+		const struct vec_entry *v = &a->v[a->cores[j].idx];
+
+		d = dist2(s->x, v->f.v);
+		/* the scan's choice: the nearest, and of equals the latest */
+		if (d < s->best || (d == s->best && (!s->found || a->cores[j].idx > s->best_idx))) {
+			s->best = d;
+			s->best_idx = a->cores[j].idx;
+			s->cluster = v->cluster;
+			s->found = true;
+		}
+		/* x itself, the latest of its copies in the cell (the cell's
+		 * cores come latest first): none after it is nearer or later.
+		 * Idle keys' vectors are one point, thousands of times over */
+		if (d == 0)
+			break;
+	}
+}
+
+/* The cells at offsets -1, 0, +1 from x's in dimensions dim on, of those
+ * fixed before (packed into cell so far, their least distance to x
+ * squared in gap2): a cell no nearer than the best core point found is
+ * not looked in.  x's own cell first, then its nearest neighbours, so that
+ * the best falls early (of the 3^5 cells, about a fifth are looked in). */
+static void nearest_cells(struct near *s, int dim, uint64_t cell, double gap2)
+{
+	int o;
+
+	if (dim == FEAT_DIM) {
+		near_cell(s, cell);
+		return;
+	}
+	for (o = 0; o < 3; o++) {
+		double g = gap2 + s->gap[dim][o] * s->gap[dim][o];
+
+		if (g > s->best)
+			continue;
+		nearest_cells(s, dim + 1,
+			      cell << GRID_BITS | (uint64_t)(s->c[dim] + (o == 1 ? -1 : o == 2 ? 1 : 0) + GRID_HALF),
+			      g);
+	}
+}
+
 int analysis_nearest_core(const struct analysis *a, const double *x)
 {
-	double best = a->eps * a->eps, d;
-	int64_t c[FEAT_DIM], nb[FEAT_DIM];
-	int cluster = CLUSTER_NOISE, k, dd, off, ncells = 1;
-	size_t j, best_idx = 0;
-	bool found = false;
-	uint64_t cell;
+	struct near s = { .a = a, .x = x, .best = a->eps * a->eps, .cluster = CLUSTER_NOISE };
+	int d;
 
-	if (!a->grid_ok || !grid_cell(a, x, c))
+	if (!a->grid_ok || !grid_cell(a, x, s.c))
 		return analysis_nearest_core_scan(a, x);
-	for (dd = 0; dd < FEAT_DIM; dd++)
-		ncells *= 3;
-	/* the 3^FEAT_DIM cells around x's: k's base-3 digits are the offsets */
-	for (k = 0; k < ncells; k++) {
-		for (dd = 0, off = k; dd < FEAT_DIM; dd++, off /= 3)
-			nb[dd] = c[dd] + off % 3 - 1;
-		cell = grid_pack(nb);
-		for (j = grid_find(a, cell); j < a->ncores && a->cores[j].cell == cell; j++) {
-			const struct vec_entry *v = &a->v[a->cores[j].idx];
+	for (d = 0; d < FEAT_DIM; d++) {
+		/* a point of the cell below is at least x's distance from
+		 * the cell's lower side away, of the one above from its upper
+		 * side; a millionth of eps less, for the rounding of the
+		 * cells' bounds */
+		double lo = x[d] - (double)s.c[d] * a->eps, hi = (double)(s.c[d] + 1) * a->eps - x[d];
+		double slack = a->eps * 1e-6;
 
-			d = dist2(x, v->f.v);
-			/* the scan's choice: the nearest, and of equals the latest */
-			if (d < best || (d == best && (!found || a->cores[j].idx > best_idx))) {
-				best = d;
-				best_idx = a->cores[j].idx;
-				cluster = v->cluster;
-				found = true;
-			}
-		}
+		s.gap[d][0] = 0;
+		s.gap[d][1] = lo > slack ? lo - slack : 0;
+		s.gap[d][2] = hi > slack ? hi - slack : 0;
 	}
-	return cluster;
+	nearest_cells(&s, 0, 0, 0);
+	return s.cluster;
 }
 
 /* Drop the oldest drop vectors; the core index follows them. */
