@@ -218,20 +218,34 @@ out:
 		free(esc);
 }
 
+/* v in decimal, written backwards from end; returns where it starts.  Half
+ * a row's fields are counts: a tenth of the daemon's CPU under a server's
+ * load went to snprintf's formatting of them. */
+static char *u64_dec(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
 void csv_u64(struct csv *c, uint64_t v)
 {
-	char buf[24];
+	char buf[24], *p = u64_dec(buf + sizeof(buf), v);
 
 	field_sep(c);
-	row_put(c, buf, snprintf(buf, sizeof(buf), "%" PRIu64, v));
+	row_put(c, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 void csv_i64(struct csv *c, int64_t v)
 {
-	char buf[24];
+	char buf[24], *p = u64_dec(buf + sizeof(buf), v < 0 ? -(uint64_t)v : (uint64_t)v);
 
+	if (v < 0)
+		*--p = '-';
 	field_sep(c);
-	row_put(c, buf, snprintf(buf, sizeof(buf), "%" PRId64, v));
+	row_put(c, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 void csv_dbl(struct csv *c, double v, int decimals)

@@ -165,9 +165,11 @@ int kstate_sample(struct kstate *ks, uint64_t now_ns)
 	 * batch once 32 MiB x log2(CPUs) of them pile up (kernel stacks of
 	 * exited processes, say), and only the busy ones are listed here.
 	 * Read at most once a KSTATE_VMALLOC_EVERY_NS: the kernel names every
-	 * area's caller through kallsyms (0.7 ms a read here, a quarter of
-	 * the daemon's CPU under a server's load at --budget 5); the samples
-	 * between repeat the last count. */
+	 * area's caller through kallsyms (0.85 ms a read here: read every
+	 * sample it was a quarter of the daemon's CPU under a server's load
+	 * at --budget 5, once a second still 6 %); the samples between repeat
+	 * the last count, which only vmap_area's rows show (its rises are
+	 * the kernel's lazy freeing, never labelled a leak). */
 	if (ks->vmallocinfo && (!ks->vmalloc_ns || now_ns - ks->vmalloc_ns >= KSTATE_VMALLOC_EVERY_NS))
 		f = fopen(ks->vmallocinfo, "re");
 	else

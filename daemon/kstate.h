@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KSTATE_VMALLOC_EVERY_NS 1000000000ull	/* /proc/vmallocinfo at most this often */
+#define KSTATE_VMALLOC_EVERY_NS 5000000000ull	/* /proc/vmallocinfo at most this often */
 #define KSTATE_SAMPLES 128	/* per cache: 25.6 s at the default 200 ms */
 
 struct kstate;

@@ -115,6 +115,12 @@ static void csv_commit__rows__file_appears_whole(void **state)
 	csv_i64(c, -3);
 	csv_dbl(c, 2.0 / 3.0, 4);
 	csv_end_row(c);
+	/* the integers' own formatting: the ends of their ranges, and 0 */
+	csv_i64(c, INT64_MIN);
+	csv_i64(c, INT64_MAX);
+	csv_i64(c, 0);
+	csv_u64(c, 0);
+	csv_end_row(c);
 	assert_int_equal(csv_flush(c), 0);
 	/* before commit the target does not exist, only the temporary file */
 	assert_int_equal(access(path, F_OK), -1);
@@ -126,7 +132,8 @@ static void csv_commit__rows__file_appears_whole(void **state)
 	assert_string_equal(got,
 		"key,n,x\n"
 		"\"kmalloc-64,\"\"evil\"\"\\x0a\",18446744073709551615,0.500\n"
-		"neg,-3,0.6667\n");
+		"neg,-3,0.6667\n"
+		"-9223372036854775808,9223372036854775807,0,0\n");
 	assert_int_equal(entries_in_dir(), 1);
 }
 
