@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The overhead budget's controller (see budget.h).  Cutting is
- * proportional and immediate (a second over costs a second); giving back
+ * proportional and immediate (a second over costs a second), shedding
+ * takes BUDGET_SHED_AFTER_S seconds a level (one far over); giving back
  * waits, grows by half at a time and stops at --sample-budget, so that a
  * load near the limit does not flap between two settings.
  */
+#include <string.h>
 #include "budget.h"
 #include "cachescope.h"
 
@@ -46,6 +48,18 @@ const char *budget_level_name(unsigned int level)
 	return level < BUDGET_LEVELS ? names[level] : "?";
 }
 
+/* The mean cost of the seconds since the controller last acted, the last
+ * BUDGET_SHED_AFTER_S at most. */
+static double recent_mean(const struct budget *b)
+{
+	double sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->nrecent; i++)
+		sum += b->recent[i];
+	return b->nrecent ? sum / b->nrecent : 0;
+}
+
 bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64_t bpf_ns,
 		   uint64_t fixed_ns, bool kernel)
 {
@@ -85,6 +99,10 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 		return false;
 
 	floor_records = b->max_records < BUDGET_MIN_RECORDS ? b->max_records : BUDGET_MIN_RECORDS;
+	memmove(b->recent + 1, b->recent, sizeof(b->recent) - sizeof(b->recent[0]));
+	b->recent[0] = b->cost_pct;
+	if (b->nrecent < BUDGET_SHED_AFTER_S)
+		b->nrecent++;
 	if (b->cost_pct > b->pct) {
 		b->over_s++;
 		b->under_since_ns = 0;
@@ -93,7 +111,7 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 			 * only the part above the fixed one falls with the
 			 * records; where the fixed part alone is over, to the
 			 * floor at once */
-			room = b->pct * 0.9 - b->fixed_pct;
+			room = b->pct * BUDGET_HOLD_SHARE - b->fixed_pct;
 			cut = room > 0 && b->cost_pct > b->fixed_pct ?
 				      (double)b->records * room / (b->cost_pct - b->fixed_pct) : 0;
 			/* still over a second after a cut: less of the rest
@@ -107,20 +125,27 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 			b->records = cut > (double)floor_records ? (uint64_t)cut : floor_records;
 			b->lowered++;
 			b->over_since_ns = now_ns;
+			b->nrecent = 0;
 			return true;
 		}
-		if (!b->over_since_ns)
-			b->over_since_ns = now_ns;
-		if (b->level < b->top && now_ns - b->over_since_ns >= BUDGET_SHED_AFTER_NS) {
-			b->level++;
-			b->sheds++;
-			b->over_since_ns = now_ns;
-			return true;
-		}
-		return false;
 	}
-	/* just under after being over: still counting towards a shed (a
-	 * cost that hovers at the budget is not held by it) */
+	/* at the floor: a level shed where the seconds since the last
+	 * change were above the share of the budget aimed at, on the mean
+	 * (a cost that wavers about the budget is not held by it), or the
+	 * last one far over it */
+	if (b->records <= floor_records && b->level < b->top &&
+	    b->cost_pct > b->pct * BUDGET_HOLD_SHARE &&
+	    ((b->nrecent >= BUDGET_SHED_AFTER_S && recent_mean(b) > b->pct * BUDGET_HOLD_SHARE) ||
+	     b->cost_pct > b->pct * BUDGET_FAR_SHARE)) {
+		b->level++;
+		b->sheds++;
+		b->under_since_ns = 0;
+		b->nrecent = 0;
+		return true;
+	}
+	if (b->cost_pct > b->pct)
+		return false;
+	/* under what the controller aims at: the next cut is not one in a row */
 	if (b->cost_pct <= b->pct * BUDGET_HOLD_SHARE)
 		b->over_since_ns = 0;
 	if (b->cost_pct >= b->pct * BUDGET_LOW_SHARE) {
@@ -136,6 +161,7 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 			b->level--;
 			b->restores++;
 			b->under_since_ns = now_ns;
+			b->nrecent = 0;
 			return true;
 		}
 		return false;
@@ -145,6 +171,7 @@ bool budget_update(struct budget *b, uint64_t now_ns, uint64_t daemon_ns, uint64
 			     b->records + b->records / 2 : b->max_records;
 		b->raised++;
 		b->under_since_ns = now_ns;
+		b->nrecent = 0;
 		return true;
 	}
 	return false;

@@ -6,11 +6,14 @@
  * Measured once a second.  Over the budget, the sampler's records budget
  * is cut to where the part of the cost above the fixed one (every slab
  * event's run) would fit (fewer tracked objects: fewer map inserts,
- * records and ingest); at its floor and still over for
- * BUDGET_SHED_AFTER_NS (dips to BUDGET_HOLD_SHARE of it count as over), the
- * optional programs are shed, one level at a time (CS_SHED_*: the page
- * cache, then kmalloc's allocations), then the alloc programs are
- * attached only part of the time (budget_alloc_duty).  Well under it (BUDGET_LOW_SHARE),
+ * records and ingest); at its floor, while the mean cost of the last
+ * BUDGET_SHED_AFTER_S seconds since the controller last acted is above
+ * BUDGET_HOLD_SHARE of the budget (of the last second alone, where that is
+ * BUDGET_FAR_SHARE of it), the optional programs are shed, one level at a
+ * time (CS_SHED_*: the page cache, then kmalloc's allocations), then the
+ * alloc programs are attached only part of the time (budget_alloc_duty):
+ * the controller aims under the budget, not at it, so that a second's
+ * noise stays under it too.  Well under it (BUDGET_LOW_SHARE),
  * the levels come back one at a time, then the records budget grows back
  * to --sample-budget.  Pure logic: main.c feeds it the two clocks and
  * applies what it decides.
@@ -24,11 +27,12 @@
 #define BUDGET_DEFAULT_PCT	25.0
 #define BUDGET_EVERY_NS		1000000000ull	/* one measurement a second */
 #define BUDGET_MIN_RECORDS	1000ull		/* the sampler's floor, records/s */
-#define BUDGET_SHED_AFTER_NS	3000000000ull	/* over at the floor this long: shed */
+#define BUDGET_SHED_AFTER_S	2		/* over at the floor this long: shed */
 #define BUDGET_BACK_AFTER_NS	10000000000ull	/* well under this long: a level back */
 #define BUDGET_GROW_AFTER_NS	2000000000ull	/* well under this long: more records */
 #define BUDGET_LOW_SHARE	0.6		/* "well under": below this share of it */
-#define BUDGET_HOLD_SHARE	0.9		/* over, then above this share: still over */
+#define BUDGET_HOLD_SHARE	0.9		/* at the floor, a mean above this share: over */
+#define BUDGET_FAR_SHARE	1.5		/* a second above this share: shed at once */
 /* The estimate where the kernel does not time the programs, from
  * bench/overhead.sh's per-program medians here (an untracked slab event:
  * 28-60 ns in the program, plus the tracepoint's dispatch; a tracked one:
@@ -73,6 +77,10 @@ struct budget {
 	bool started, last_kernel;
 	uint64_t over_since_ns, under_since_ns;
 	unsigned int streak;		/* cuts in a row, a second apart */
+	/* the costs of the last seconds since the controller last acted
+	 * (a cut, a shed, a restore), the latest at [0] */
+	double recent[BUDGET_SHED_AFTER_S];
+	unsigned int nrecent;
 };
 
 void budget_init(struct budget *b, double pct, uint64_t max_records);

@@ -48,7 +48,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "budget_records_per_s", c->budget.records);
 	/* 0 none, 1 the page-cache programs, 2 those and kmalloc's
 	 * allocations, 3 to 5 those and the alloc programs attached
-	 * 1/2, 1/4, 1/8 of the time */
+	 * 1/2, 1/4, 1/8 of the time, 6 the free programs with them */
 	report_u64(f, "budget_shed_level", c->budget.level);
 	/* sampling in time: the share of the time the alloc programs are
 	 * meant to be attached, the share it was while cycling, its slices

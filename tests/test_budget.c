@@ -94,12 +94,15 @@ static void budget__over_at_the_floor__sheds_in_order_and_restores(void **state)
 		run(&b, &heavy, &now, &cpu, 1);
 	assert_int_equal(b.records, BUDGET_MIN_RECORDS);
 	assert_int_equal(b.level, BUDGET_SHED_NONE);
-	/* at the floor (1000 records: 0.5%) 13.5% is still over: after a
-	 * few seconds the page-cache programs go, then kmalloc's allocations */
-	run(&b, &heavy, &now, &cpu, 4);
+	/* at the floor (1000 records: 0.5%) 13.5% is still over: after
+	 * BUDGET_SHED_AFTER_S seconds the page-cache programs go, as many
+	 * later kmalloc's allocations */
+	run(&b, &heavy, &now, &cpu, BUDGET_SHED_AFTER_S - 1);
+	assert_int_equal(b.level, BUDGET_SHED_NONE);
+	run(&b, &heavy, &now, &cpu, 1);
 	assert_int_equal(b.level, BUDGET_SHED_PAGE);
 	assert_int_equal(budget_shed_mask(b.level), CS_SHED_PAGE);
-	run(&b, &heavy, &now, &cpu, 4);
+	run(&b, &heavy, &now, &cpu, BUDGET_SHED_AFTER_S);
 	assert_int_equal(b.level, BUDGET_SHED_KMALLOC);
 	assert_int_equal(budget_shed_mask(b.level), CS_SHED_PAGE | CS_SHED_KMALLOC);
 	/* 6.5% at the last level: held there, nothing more to shed */
@@ -240,21 +243,64 @@ static void budget__fixed_part_near_the_budget__cut_to_fit_then_shed(void **stat
 	run(&b, &server, &now, &cpu, 1);
 	assert_int_equal(b.records, BUDGET_MIN_RECORDS);
 	assert_int_equal(b.level, BUDGET_SHED_NONE);
-	/* 4.4 + 0.05 + 1.0 = 5.45%, and 4.95% when it wavers: still over
-	 * for the count to a shed */
-	for (i = 0; i < 4; i++) {
-		server.floor = i % 2 ? 3.9 : 4.4;
-		run(&b, &server, &now, &cpu, 1);
-	}
+	/* 4.4 + 0.05 + 1.0 = 5.45%, then 4.95% as it wavers: under the
+	 * budget in the second, over the 4.5% aimed at on the mean */
+	run(&b, &server, &now, &cpu, 1);
+	assert_int_equal(b.level, BUDGET_SHED_NONE);
+	server.floor = 3.9;
+	run(&b, &server, &now, &cpu, 1);
 	assert_int_equal(b.level, BUDGET_SHED_PAGE);
-	/* 4.4 + 0.05 + 0.4 = 4.85%: held under, nothing more shed */
+	/* 4.4 + 0.05 + 0.4 = 4.85%: under the budget, above what the
+	 * controller aims at: kmalloc's allocations go too (4.45%), and the
+	 * cost is held there */
 	server.floor = 4.4;
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 10; i++) {
 		run(&b, &server, &now, &cpu, 1);
 		held += b.cost_pct <= 5;
 	}
-	assert_int_equal(held, 8);
+	assert_int_equal(held, 10);
+	assert_int_equal(b.level, BUDGET_SHED_KMALLOC);
+	assert_int_equal(b.sheds, 2);
+	assert_int_equal(b.restores, 0);
+}
+
+/* Far over at the floor (half as much again as the budget, a load that
+ * comes at once): a level a second, not one every BUDGET_SHED_AFTER_S;
+ * near it, the mean of the seconds since the last change decides, so a
+ * second's spike over it sheds nothing. */
+static void budget__far_over_sheds_a_level_a_second__a_spike_none(void **state)
+{
+	struct load burst = { .floor = 12, .per_1k_records = 0.05, .offered_records = 60000,
+			      .page = 1, .kmalloc = 1 };
+	struct load calm = { .floor = 3, .per_1k_records = 0.05, .offered_records = 60000 };
+	struct budget b;
+	uint64_t now = SEC, cpu = 0;
+
+	(void)state;
+	budget_init(&b, 5, 50000);
+	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
+	/* 12% of fixed part alone: the records to the floor at once, then
+	 * the page cache and kmalloc a second each */
+	run(&b, &burst, &now, &cpu, 1);
+	assert_int_equal(b.records, BUDGET_MIN_RECORDS);
+	run(&b, &burst, &now, &cpu, 1);
 	assert_int_equal(b.level, BUDGET_SHED_PAGE);
+	run(&b, &burst, &now, &cpu, 1);
+	assert_int_equal(b.level, BUDGET_SHED_KMALLOC);
+
+	/* at the floor at 3.05%, one second at 5.9% and back: the mean of
+	 * the last two (4.475%) is not above 4.5%, nothing shed */
+	budget_init(&b, 5, 50000);
+	b.records = BUDGET_MIN_RECORDS;
+	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
+	run(&b, &calm, &now, &cpu, 3);
+	calm.floor = 5.85;
+	run(&b, &calm, &now, &cpu, 1);
+	calm.floor = 2.95;
+	run(&b, &calm, &now, &cpu, 3);
+	assert_int_equal(b.level, BUDGET_SHED_NONE);
+	assert_int_equal(b.sheds, 0);
+	assert_int_equal(b.over_s, 1);
 }
 
 static void budget__off_or_source_changes__measures_only(void **state)
@@ -292,6 +338,7 @@ int main(void)
 		cmocka_unit_test(budget__over_then_load_falls__records_cut_then_given_back),
 		cmocka_unit_test(budget__over_at_the_floor__sheds_in_order_and_restores),
 		cmocka_unit_test(budget__fixed_part_near_the_budget__cut_to_fit_then_shed),
+		cmocka_unit_test(budget__far_over_sheds_a_level_a_second__a_spike_none),
 		cmocka_unit_test(budget__over_past_kmalloc__alloc_sampled_in_time),
 		cmocka_unit_test(budget__off_or_source_changes__measures_only),
 	};
