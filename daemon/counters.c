@@ -81,6 +81,7 @@ void counters_status(const struct counters *c, struct report_fields *f)
 	report_u64(f, "stacks_kept", c->stacks.kept);
 	report_u64(f, "stacks_turned_away", c->stacks.turned_away);
 	report_u64(f, "stacks_unwound", c->stacks.unwound);
+	report_u64(f, "stacks_named_again", c->stacks.named_again);
 	report_u64(f, "stacks_unreadable", c->stacks.unreadable);
 	report_dbl(f, "stacks_unwind_ms", c->stacks.unwind_ns / 1e6, 1);
 	report_u64(f, "csv_rows", c->csv_rows);

@@ -46,10 +46,27 @@ struct skey {
 };
 
 /* a process's unwinder: its modules, reported from its maps */
+struct frames {
+	Dwarf_Addr pc[STACKS_FRAMES];
+	int n;
+};
+
+/* A stack of the process named already: its frames, and their names.  A
+ * leak's objects come from one call path, each unwound once: naming its
+ * frames again (libdwfl's symbol lookups) was 6 % of the daemon's CPU under
+ * --workload leak.  Valid while the process's Dwfl is (its maps as read). */
+#define STACKS_NAMED 4
+struct named {
+	struct frames f;
+	char user[sizeof(((struct ustack *)0)->user)];
+};
+
 struct sproc {
 	uint32_t pid;
 	Dwfl *dwfl;
 	uint64_t used_ns;
+	struct named named[STACKS_NAMED];
+	unsigned int next_named;	/* the one replaced next */
 };
 
 /* what the thread callbacks read: the record being unwound */
@@ -315,7 +332,7 @@ static int report_maps(Dwfl *dwfl, char *text)
 
 /* The unwinder of process pid, made (again, with rebuild) from its maps;
  * NULL when they cannot be read. */
-static Dwfl *proc_dwfl(struct stacks *st, uint32_t pid, uint64_t now, bool rebuild)
+static struct sproc *proc_dwfl(struct stacks *st, uint32_t pid, uint64_t now, bool rebuild)
 {
 	struct sproc *p = NULL, *lru = &st->procs[0];
 	ssize_t len;
@@ -331,7 +348,7 @@ static Dwfl *proc_dwfl(struct stacks *st, uint32_t pid, uint64_t now, bool rebui
 	}
 	if (p && !rebuild) {
 		p->used_ns = now;
-		return p->dwfl;
+		return p;
 	}
 	if (!p)
 		p = lru;
@@ -349,13 +366,32 @@ static Dwfl *proc_dwfl(struct stacks *st, uint32_t pid, uint64_t now, bool rebui
 	}
 	p->pid = pid;
 	p->used_ns = now;
-	return p->dwfl;
+	return p;
 }
 
-struct frames {
-	Dwarf_Addr pc[STACKS_FRAMES];
-	int n;
-};
+/* The names of frames f where p named them before. */
+static bool named_find(const struct sproc *p, const struct frames *f, char *buf, size_t n)
+{
+	int i;
+
+	for (i = 0; i < STACKS_NAMED; i++) {
+		const struct named *m = &p->named[i];
+
+		if (m->f.n == f->n && !memcmp(m->f.pc, f->pc, (size_t)f->n * sizeof(f->pc[0]))) {
+			snprintf(buf, n, "%s", m->user);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void named_keep(struct sproc *p, const struct frames *f, const char *user)
+{
+	struct named *m = &p->named[p->next_named++ % STACKS_NAMED];
+
+	m->f = *f;
+	snprintf(m->user, sizeof(m->user), "%s", user);
+}
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
@@ -604,23 +640,30 @@ static void obj_unwind(struct stacks *st, struct sobj *o, uint64_t now)
 {
 	char user[sizeof(((struct ustack *)0)->user)], kernel[sizeof(((struct ustack *)0)->kernel)];
 	const struct cs_stack *r = o->raw;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	struct frames f = { .n = 0 };
-	Dwfl *dwfl;
+	struct sproc *p;
 	int tries;
 
 	user[0] = 0;
 	for (tries = 0; tries < 2; tries++) {
-		dwfl = proc_dwfl(st, r->pid, now, tries > 0);
-		if (!dwfl) {
+		p = proc_dwfl(st, r->pid, now, tries > 0);
+		if (!p) {
 			st->s.unreadable++;
 			break;
 		}
 		st->arg.rec = r;
 		st->arg.asked = false;
 		f.n = 0;
-		dwfl_getthread_frames(dwfl, (pid_t)r->tid, frame_cb, &f);
-		if (f.n && name_frames(dwfl, &f, user, sizeof(user)))
+		dwfl_getthread_frames(p->dwfl, (pid_t)r->tid, frame_cb, &f);
+		if (f.n && named_find(p, &f, user, sizeof(user))) {
+			st->s.named_again++;
 			break;
+		}
+		if (f.n && name_frames(p->dwfl, &f, user, sizeof(user))) {
+			named_keep(p, &f, user);
+			break;
+		}
 		user[0] = 0;
 	}
 	if (f.n > 1 && user[0])
@@ -634,7 +677,7 @@ static void obj_unwind(struct stacks *st, struct sobj *o, uint64_t now)
 	o->stack->refs++;
 	free(o->raw);
 	o->raw = NULL;
-	st->s.unwind_ns += clock_ns(CLOCK_MONOTONIC) - now;
+	st->s.unwind_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 }
 
 void stacks_freed(struct stacks *st, uint64_t ptr, uint64_t alloc_ns)

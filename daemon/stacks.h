@@ -50,6 +50,8 @@ struct stacks_stats {
 	uint64_t kept;		/* objects remembered now */
 	uint64_t unique;	/* distinct stacks held now */
 	uint64_t unwind_ns;	/* time spent unwinding and naming */
+	uint64_t named_again;	/* of the unwound: frames named before, the
+				 * names reused */
 };
 
 /* What a key's sampled live objects say: the stack most of those older

@@ -149,6 +149,7 @@ static void *capture_thread(void *arg)
 static void stacks__real_stack__unwound_and_named(void **state)
 {
 	struct stacks *st = stacks_new(NULL, NULL);	/* /proc/self/maps */
+	struct stacks_stats s;
 	pthread_attr_t attr;
 	struct stack_top top;
 	pthread_t t;
@@ -174,6 +175,22 @@ static void stacks__real_stack__unwound_and_named(void **state)
 	stacks_add(st, real, sizeof(*real));
 	assert_int_equal(stacks_top(st, 1, 0x40, 10, 0, &top), 0);
 	print_message("stack: %s\n", top.user);
+	assert_non_null(strstr(top.user, "cs_test_capture (test_stacks) < cs_test_leaky_handler (test_stacks) < capture_thread (test_stacks)"));
+	stacks_get_stats(st, &s);
+	assert_int_equal(s.unwound, 1);
+	assert_int_equal(s.named_again, 0);
+	/* a second object from the same call path: its frames are the
+	 * first's, their names reused, the same stack of two objects */
+	real->ptr = 0xdef0;
+	real->ts_ns = 2;
+	stacks_add(st, real, sizeof(*real));
+	assert_int_equal(stacks_top(st, 1, 0x40, 10, 0, &top), 0);
+	stacks_get_stats(st, &s);
+	assert_int_equal(s.unwound, 2);
+	assert_int_equal(s.named_again, 1);
+	assert_int_equal(top.of, 2);
+	assert_int_equal(top.with, 2);
+	assert_int_equal(s.unique, 1);
 	assert_non_null(strstr(top.user, "cs_test_capture (test_stacks) < cs_test_leaky_handler (test_stacks) < capture_thread (test_stacks)"));
 	free(real);
 	stacks_free(st);
