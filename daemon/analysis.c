@@ -272,6 +272,7 @@ static void near_cell(struct near *s, uint64_t cell)
  * the best falls early (of the 3^5 cells, about a fifth are looked in). */
 static void nearest_cells(struct near *s, int dim, uint64_t cell, double gap2)
 {
+	static const int step[3] = { 0, -1, 1 };	/* as gap[][]: 0, below, above */
 	int o;
 
 	if (dim == FEAT_DIM) {
@@ -284,7 +285,7 @@ static void nearest_cells(struct near *s, int dim, uint64_t cell, double gap2)
 		if (g > s->best)
 			continue;
 		nearest_cells(s, dim + 1,
-			      cell << GRID_BITS | (uint64_t)(s->c[dim] + (o == 1 ? -1 : o == 2 ? 1 : 0) + GRID_HALF),
+			      cell << GRID_BITS | (uint64_t)(s->c[dim] + step[o] + GRID_HALF),
 			      g);
 	}
 }

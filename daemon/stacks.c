@@ -45,7 +45,6 @@ struct skey {
 	uint32_t n;
 };
 
-/* a process's unwinder: its modules, reported from its maps */
 struct frames {
 	Dwarf_Addr pc[STACKS_FRAMES];
 	int n;
@@ -61,6 +60,7 @@ struct named {
 	char user[sizeof(((struct ustack *)0)->user)];
 };
 
+/* a process's unwinder: its modules, reported from its maps */
 struct sproc {
 	uint32_t pid;
 	Dwfl *dwfl;
