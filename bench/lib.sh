@@ -180,3 +180,102 @@ tracer_table() {
 	done
 	echo
 }
+
+# tracer_cost DIR SECONDS LOAD: what the tracers cost under a load by the
+# kernel's own accounting, which a throughput ratio on this VM (rounds
+# 20-40 % apart) cannot resolve to a point.  kernel.bpf_stats_enabled is
+# switched on for it and back after.  For the empty programs, cachescoped
+# (by default, --sample-time 4, with the frees too) and bpftrace
+# counting, one after the other: the tracer started, LOAD (a command that
+# starts the load in the background, its pid in $ld, for SECONDS + 4 s at
+# least), 2 s to settle, then SECONDS measured: every BPF program's runs
+# and run time on the host (only the tracer's are attached; systemd's run
+# a few times a minute) and the tracer process's CPU.  A line "SETUP RUNS
+# RUN_NS PROCESS_TICKS" each to DIR/cost; cost_table prints them.
+bpf_runs() {
+	bpftool prog show 2>/dev/null | awk '/^[0-9]+:/ {
+		t = c = 0
+		for (i = 1; i < NF; i++) {
+			if ($i == "run_time_ns") t = $(i + 1)
+			if ($i == "run_cnt") c = $(i + 1)
+		}
+		if (c) print $1, t, c
+	}'
+}
+proc_ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+tracer_cost() {
+	command -v bpftool >/dev/null 2>&1 || return 0
+	_st0=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	: > "$1/cost"
+	for _s in floor cs intime frees count; do
+		case $_s in
+		floor)	[ -x "$B/bench/floor" ] || continue
+			floor_start "$1"; _tp=$fl ;;
+		cs)	cs_start "$1"; _tp=$cs ;;
+		intime)	cs_start "$1" --sample-time 4; _tp=$cs ;;
+		frees)	cs_start "$1" --sample-time 4 --sample-time-frees; _tp=$cs ;;
+		count)	command -v bpftrace >/dev/null 2>&1 || continue
+			rm -f "$1/bt.out"
+			BPFTRACE_MAP_KEYS_MAX=262144 bpftrace bench/peers/count.bt > "$1/bt.out" 2>&1 &
+			_tp=$!
+			wait_line "$1/bt.out" ready ;;
+		esac
+		$3
+		sleep 2
+		bpf_runs > "$1/runs0"; _c0=$(proc_ticks "$_tp")
+		sleep "$2"
+		bpf_runs > "$1/runs1"; _c1=$(proc_ticks "$_tp")
+		kill "$ld" 2>/dev/null || true
+		wait "$ld" 2>/dev/null || true
+		case $_s in
+		floor)	floor_stop ;;
+		count)	stop_peer "$_tp" ;;
+		*)	cs_stop ;;
+		esac
+		awk -v s="$_s" -v c=$((_c1 - _c0)) '
+			NR == FNR { t[$1] = $2; n[$1] = $3; next }
+			{ T += $2 - t[$1]; N += $3 - n[$1] }
+			END { printf "%s %.0f %.0f %d\n", s, N, T, s == "floor" ? 0 : c }
+		' "$1/runs0" "$1/runs1" >> "$1/cost"
+		sleep 1
+	done
+	cost_restore
+}
+# cost_restore: bpf_stats_enabled as tracer_cost found it (for a trap too)
+cost_restore() {
+	[ -z "${_st0:-}" ] || echo "$_st0" > /proc/sys/kernel/bpf_stats_enabled
+	_st0=
+}
+# cost_table DIR SECONDS: tracer_cost's lines: the programs' runs a
+# second (sampling in time runs fewer) against the empty programs', their
+# run time, the part of it above an empty run's (the empty program's mean
+# taken off each run: the accounting's own clock reads and the part of
+# the dispatch it sees are in every run alike), the tracer process's CPU,
+# and the run time and the process's CPU together, in % of one CPU.  What
+# no accounting sees: the dispatch outside the run, and the IPIs of an
+# attach on the other CPUs.
+cost_table() {
+	[ -s "$1/cost" ] || return 0
+	echo "  under the same load, by the kernel's accounting (bpf_stats), $2 s each, % of one CPU:"
+	awk -v T="$2" -v hz="$(getconf CLK_TCK)" '
+		$1 == "floor" && $2 > 0 { e = $3 / $2; r = $2 }
+		{ s[NR] = $1; n[NR] = $2; t[NR] = $3; c[NR] = $4 }
+		END {
+			if (r) printf "  (an empty run: %.0f ns)\n", e
+			for (i = 1; i <= NR; i++) {
+				m = "bpftrace counting"
+				if (s[i] == "floor") m = "empty programs"
+				if (s[i] == "cs") m = "cachescoped (csv)"
+				if (s[i] == "intime") m = "  alloc 1/4 of time"
+				if (s[i] == "frees") m = "  and frees too"
+				a = t[i] / T / 1e7
+				p = c[i] / hz / T * 100
+				printf "  %-22s runs %4.0fk/s", m, n[i] / T / 1000
+				if (r) printf " %4.2fx", n[i] / r
+				printf "  run time %5.1f", a
+				if (r) printf " (above empty runs %5.1f)", (t[i] - n[i] * e) / T / 1e7
+				printf "  process %4.1f  in all %5.1f\n", p, a + p
+			}
+		}' "$1/cost"
+}

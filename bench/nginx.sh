@@ -8,9 +8,11 @@
 # tracepoints (the dispatch floor, bench/floor), under bpftrace counting
 # them, and under bpftrace doing cachescoped's slab job
 # (bench/peers/samejob.bt).  Rounds alternate between the set-ups; medians
-# and ratios.  Then one more round under cachescoped with --bpf-stats: the
-# kernel's mean ns per run of each program under that load, and the
-# programs' own median and 90th percentile.
+# and ratios; then what each tracer costs under the same load by the
+# kernel's accounting (bench/lib.sh's tracer_cost).  Then one more round
+# under cachescoped with --bpf-stats: the kernel's mean ns per run of
+# each program under that load, and the programs' own median and 90th
+# percentile.
 #
 #   sudo bench/nginx.sh [SECONDS] [ROUNDS]
 set -eu
@@ -27,6 +29,7 @@ tmp=$(mktemp -d)
 ngx=
 cleanup() {
 	[ -z "$ngx" ] || kill "$ngx" 2>/dev/null || true
+	cost_restore
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -37,6 +40,9 @@ rps() { wrk -t2 -c50 -d"${S}s" "http://127.0.0.1:$PORT/" | awk '/^Requests\/sec/
 tracer_rounds "$R" "$tmp" rps
 echo "nginx + wrk -t2 -c50, ${S} s x $R rounds, median requests/s"
 tracer_table "$tmp" req/s
+nginx_load() { wrk -t2 -c50 -d10s "http://127.0.0.1:$PORT/" > /dev/null 2>&1 & ld=$!; }
+tracer_cost "$tmp" 4 nginx_load
+cost_table "$tmp" 4
 
 cs_start "$tmp" --bpf-stats
 rps > /dev/null

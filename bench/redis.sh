@@ -8,7 +8,9 @@
 # empty programs on the four slab tracepoints (the
 # dispatch floor, bench/floor), under bpftrace counting them and under
 # bpftrace doing cachescoped's slab job.  Rounds alternate between the
-# set-ups; medians and ratios; then the budget line of one more round.
+# set-ups; medians and ratios; then what each tracer costs under the same
+# load by the kernel's accounting (bench/lib.sh's tracer_cost), and the
+# budget line of one more round.
 #
 #   sudo bench/redis.sh [REQUESTS] [ROUNDS]      (default 200000 3)
 #
@@ -30,6 +32,7 @@ tmp=$(mktemp -d)
 rds=
 cleanup() {
 	[ -z "$rds" ] || kill "$rds" 2>/dev/null || true
+	cost_restore
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -41,6 +44,9 @@ rps() { redis_rps "$PORT" "$N"; }
 tracer_rounds "$R" "$tmp" rps
 echo "redis-server under redis-benchmark -c 50 -t set,get -n $N, $R rounds, median requests/s"
 tracer_table "$tmp" req/s
+redis_load() { redis-benchmark -p "$PORT" -c 50 -n $((N * 20)) -t set,get -q > /dev/null 2>&1 & ld=$!; }
+tracer_cost "$tmp" 4 redis_load
+cost_table "$tmp" 4
 
 cs_start "$tmp"
 rps > /dev/null
