@@ -4,13 +4,25 @@
  * binary, or the one named), attach every one, say "ready", and hold them
  * until SIGINT or SIGTERM: the dispatch floor the benches compare with.
  *
+ * With --cycle N: attach and detach each program N times instead, one
+ * program after the other, and print what one attach and one detach cost
+ * this process's CPU (in the kernel: a tracepoint's first probe patches
+ * its static call at every call site and its jump label, each patch a
+ * round of IPIs to every CPU, and its last probe patches them back) and
+ * the wall time of a cycle (an attach soon after a detach waits for a
+ * grace period): what sampling in time (--sample-time) pays 10 times a
+ * second for each program it cycles.
+ *
  *   sudo build/bench/floor [OBJECT]
+ *   sudo build/bench/floor --cycle N [OBJECT]
  */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -22,16 +34,68 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+static double secs(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --cycle: each program attached and detached n times */
+static int cycle(struct bpf_object *obj, long n)
+{
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	double w0, a, b, c, att, det;
+	long i;
+
+	printf("%-24s %14s %14s %14s\n", "program", "attach CPU ms", "detach CPU ms", "cycle wall ms");
+	bpf_object__for_each_program(prog, obj) {
+		att = det = 0;
+		w0 = secs(CLOCK_MONOTONIC);
+		for (i = 0; i < n; i++) {
+			a = secs(CLOCK_PROCESS_CPUTIME_ID);
+			link = bpf_program__attach(prog);
+			b = secs(CLOCK_PROCESS_CPUTIME_ID);
+			if (!link) {
+				fprintf(stderr, "floor: attaching %s: %s\n", bpf_program__name(prog),
+					strerror(errno));
+				return 1;
+			}
+			bpf_link__destroy(link);
+			c = secs(CLOCK_PROCESS_CPUTIME_ID);
+			att += b - a;
+			det += c - b;
+		}
+		printf("%-24s %14.3f %14.3f %14.3f\n", bpf_program__name(prog), att * 1e3 / (double)n,
+		       det * 1e3 / (double)n, (secs(CLOCK_MONOTONIC) - w0) * 1e3 / (double)n);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char path[PATH_MAX], self[PATH_MAX];
 	struct bpf_object *obj;
 	struct bpf_program *prog;
+	long ncycle = 0;
+	char *end;
 	ssize_t n;
 	int err, links = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--cycle")) {
+		errno = 0;
+		ncycle = argc > 2 ? strtol(argv[2], &end, 10) : 0;
+		if (argc < 3 || errno || *end || ncycle < 1 || ncycle > 100000) {
+			fprintf(stderr, "floor: --cycle wants a count, 1..100000\n");
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc > 2) {
-		fprintf(stderr, "usage: floor [OBJECT]\n");
+		fprintf(stderr, "usage: floor [--cycle N] [OBJECT]\n");
 		return 2;
 	}
 	if (argc == 2) {
@@ -59,6 +123,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "floor: loading %s: %s\n", path, strerror(-err));
 		return 1;
 	}
+	if (ncycle)
+		return cycle(obj, ncycle);
 	bpf_object__for_each_program(prog, obj) {
 		if (!bpf_program__attach(prog)) {
 			fprintf(stderr, "floor: attaching %s: %s\n", bpf_program__name(prog),
