@@ -498,68 +498,89 @@ static const char *minority_keys(const struct analysis *a, const int *raw, int c
 	return nk ? kc[best].name : "";
 }
 
-static void describe_cluster(struct analysis *a, struct cluster_info *ci,
-			     const int *raw, int c)
-{
+/* The keys of one cluster that carry its label, as met (the first 8), and
+ * its newest member that does. */
+struct cluster_keys {
 	struct key_count kc[8];
-	const struct vec_entry *latest = NULL;
-	unsigned int nk = 0, j;
-	size_t i, len = 0;
-	int d;
+	unsigned int nk;
+	const struct vec_entry *latest;
+};
 
+/* Each cluster's size, label counts, centroid, label, busiest keys and
+ * reason: two passes over the history for all k clusters together (a pass
+ * a cluster was k times the history, up to 16 384 vectors, every second). */
+static int describe_clusters(struct analysis *a, const int *raw, int k)
+{
+	struct cluster_keys *ck, *ks;
+	struct cluster_info *ci;
+	unsigned int j;
+	size_t i, len;
+	int c, d;
+
+	if (k <= 0)
+		return 0;
+	ck = calloc(k, sizeof(*ck));
+	if (!ck)
+		return -ENOMEM;
 	for (i = 0; i < a->n; i++) {
 		const struct vec_entry *e = &a->v[i];
 
-		if (raw[i] != c)
+		if (raw[i] < 0)
 			continue;
+		ci = &a->clusters[raw[i]];
 		ci->size++;
 		ci->counts[e->label]++;
 		for (d = 0; d < FEAT_DIM; d++)
 			ci->centroid[d] += e->f.v[d];
 	}
-	for (d = 0; d < FEAT_DIM; d++)
-		ci->centroid[d] /= ci->size ? ci->size : 1;
-	ci->label = classify_cluster(&a->rules, ci->counts, ci->size);
+	for (c = 0; c < k; c++) {
+		ci = &a->clusters[c];
+		for (d = 0; d < FEAT_DIM; d++)
+			ci->centroid[d] /= ci->size ? ci->size : 1;
+		ci->label = classify_cluster(&a->rules, ci->counts, ci->size);
+	}
 	/* name the keys that carry the cluster's label, busiest first */
 	for (i = 0; i < a->n; i++) {
 		const struct vec_entry *e = &a->v[i];
 
-		if (raw[i] != c || e->label != ci->label)
+		if (raw[i] < 0 || e->label != a->clusters[raw[i]].label)
 			continue;
-		for (j = 0; j < nk && strcmp(kc[j].name, e->name); j++)
+		ks = &ck[raw[i]];
+		ks->latest = e;
+		for (j = 0; j < ks->nk && strcmp(ks->kc[j].name, e->name); j++)
 			;
-		if (j < nk)
-			kc[j].n++;
-		else if (nk < 8)
-			kc[nk++] = (struct key_count){ e->name, 1 };
+		if (j < ks->nk)
+			ks->kc[j].n++;
+		else if (ks->nk < 8)
+			ks->kc[ks->nk++] = (struct key_count){ e->name, 1 };
 	}
-	qsort(kc, nk, sizeof(*kc), key_count_cmp);
-	ci->keys[0] = '\0';
-	for (j = 0; j < nk && j < 3; j++)
-		len += snprintf(ci->keys + len, len < sizeof(ci->keys) ? sizeof(ci->keys) - len : 0,
-				"%s%s", j ? "," : "", kc[j].name);
-	/* the reason of the most recent member that carries the label */
-	for (i = a->n; i-- > 0;) {
-		if (raw[i] == c && a->v[i].label == ci->label) {
-			latest = &a->v[i];
-			break;
-		}
-	}
-	if (ci->label == LABEL_NORMAL) {
-		unsigned int l;
+	for (c = 0; c < k; c++) {
+		ci = &a->clusters[c];
+		ks = &ck[c];
+		qsort(ks->kc, ks->nk, sizeof(ks->kc[0]), key_count_cmp);
+		ci->keys[0] = '\0';
+		len = 0;
+		for (j = 0; j < ks->nk && j < 3; j++)
+			len += snprintf(ci->keys + len, len < sizeof(ci->keys) ? sizeof(ci->keys) - len : 0,
+					"%s%s", j ? "," : "", ks->kc[j].name);
+		if (ci->label == LABEL_NORMAL) {
+			unsigned int l;
 
-		len = snprintf(ci->reason, sizeof(ci->reason), "normal: %u of %u members normal",
-			       ci->counts[LABEL_NORMAL], ci->size);
-		/* a minority label still deserves a mention, with its keys */
-		for (l = LABEL_NORMAL + 1; l < LABEL_COUNT; l++) {
-			if (!ci->counts[l] || len >= sizeof(ci->reason))
-				continue;
-			len += snprintf(ci->reason + len, sizeof(ci->reason) - len, "; %s %u (%s)",
-					label_name(l), ci->counts[l], minority_keys(a, raw, c, l));
-		}
-	} else
-		snprintf(ci->reason, sizeof(ci->reason), "%u of %u members; %s",
-			 ci->counts[ci->label], ci->size, latest ? latest->reason : "");
+			len = snprintf(ci->reason, sizeof(ci->reason), "normal: %u of %u members normal",
+				       ci->counts[LABEL_NORMAL], ci->size);
+			/* a minority label still deserves a mention, with its keys */
+			for (l = LABEL_NORMAL + 1; l < LABEL_COUNT; l++) {
+				if (!ci->counts[l] || len >= sizeof(ci->reason))
+					continue;
+				len += snprintf(ci->reason + len, sizeof(ci->reason) - len, "; %s %u (%s)",
+						label_name(l), ci->counts[l], minority_keys(a, raw, c, l));
+			}
+		} else
+			snprintf(ci->reason, sizeof(ci->reason), "%u of %u members; %s",
+				 ci->counts[ci->label], ci->size, ks->latest ? ks->latest->reason : "");
+	}
+	free(ck);
+	return 0;
 }
 
 int analysis_recluster(struct analysis *a, uint64_t now_window)
@@ -602,10 +623,11 @@ int analysis_recluster(struct analysis *a, uint64_t now_window)
 	err = stable_ids(a, raw, k, ids);
 	if (err)
 		goto out;
-	for (c = 0; c < k; c++) {
+	for (c = 0; c < k; c++)
 		a->clusters[c].id = ids[c];
-		describe_cluster(a, &a->clusters[c], raw, c);
-	}
+	err = describe_clusters(a, raw, k);
+	if (err)
+		goto out;
 	a->nclusters = k;
 	for (i = 0; i < a->n; i++) {
 		a->v[i].cluster = raw[i] >= 0 ? ids[raw[i]] : CLUSTER_NOISE;

@@ -154,6 +154,71 @@ static void analysis_recluster__cluster_label_from_members(void **state)
 	assert_non_null(strstr(an.clusters[0].keys, "skb"));
 }
 
+/* Set a vector's label and reason (the history owns the reason). */
+static void relabel(const struct vec_entry *ce, enum cs_label l, const char *reason)
+{
+	struct vec_entry *e = (struct vec_entry *)ce;
+
+	e->label = l;
+	if (reason) {
+		free((char *)e->reason);
+		e->reason = strdup(reason);
+		assert_non_null(e->reason);
+	}
+}
+
+/* The raw index of the cluster whose id is id. */
+static size_t cluster_with_id(int id)
+{
+	size_t c;
+
+	for (c = 0; c < an.nclusters; c++)
+		if (an.clusters[c].id == id)
+			return c;
+	fail_msg("no cluster with id %d", id);
+	return 0;
+}
+
+/* Two clusters whose members interleave in the history: each is described
+ * from its own members alone: its size and label counts, its keys busiest
+ * first, its reason from its newest member with its label, a normal
+ * cluster's minority label named with its key, its centroid. */
+static void analysis_recluster__interleaved_clusters__each_described_from_its_own(void **state)
+{
+	const struct cluster_info *ca, *cb;
+	const struct vec_entry *e;
+	char reason[64];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		e = add(i, i < 6 ? "filp" : "mnt", 'a', i % 4);
+		snprintf(reason, sizeof(reason), "leak: member %d", i);
+		relabel(e, i == 9 ? LABEL_NORMAL : LABEL_LEAK, reason);
+		e = add(i, "skb", 'b', i % 3);
+		relabel(e, i % 4 == 1 ? LABEL_THRASH : LABEL_NORMAL, NULL);
+	}
+	assert_int_equal(analysis_recluster(&an, 10), 2);
+	ca = &an.clusters[cluster_with_id(an.v[0].cluster)];
+	cb = &an.clusters[cluster_with_id(an.v[1].cluster)];
+	assert_ptr_not_equal(ca, cb);
+	assert_int_equal(ca->size, 10);
+	assert_int_equal(cb->size, 10);
+	assert_int_equal(ca->label, LABEL_LEAK);
+	assert_int_equal(ca->counts[LABEL_LEAK], 9);
+	assert_int_equal(ca->counts[LABEL_NORMAL], 1);
+	/* filp's 6 leak members, then mnt's 3: the normal one is not counted */
+	assert_string_equal(ca->keys, "filp,mnt");
+	/* member 9 is normal: the newest leak is member 8 */
+	assert_string_equal(ca->reason, "9 of 10 members; leak: member 8");
+	assert_int_equal(cb->label, LABEL_NORMAL);
+	assert_int_equal(cb->counts[LABEL_THRASH], 3);
+	assert_string_equal(cb->keys, "skb");
+	assert_string_equal(cb->reason, "normal: 7 of 10 members normal; thrash 3 (skb)");
+	/* busy filp/mnt against quiet skb: allocs per window apart */
+	assert_true(ca->centroid[0] != cb->centroid[0]);
+}
+
 /* Vectors but no core point: no clusters, every vector noise, and an empty
  * grid (qsort of no cores was called with NULL, undefined behaviour that
  * the sanitizer run reports; found by tests/fuzz/fuzz_ingest). */
@@ -500,6 +565,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(analysis_recluster__first_cluster_ages_out__second_keeps_its_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_add__near_a_core_point__joins_its_cluster_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_recluster__cluster_label_from_members, setup, teardown),
+		cmocka_unit_test_setup_teardown(analysis_recluster__interleaved_clusters__each_described_from_its_own,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_recluster__no_core_points__all_noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_add__idle_row__no_vector, setup, teardown),
 		cmocka_unit_test_setup_teardown(analysis_nearest_core__grid__same_as_scan, setup, teardown),
