@@ -50,10 +50,9 @@ COST_S=${AB_COST_S:-4}
 case $COST_S in '' | *[!0-9]*) echo "ab.sh: AB_COST_S is not a number: $COST_S" >&2; exit 2 ;; esac
 tmp=$(mktemp -d)
 rds=
-stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
 cleanup() {
 	[ -z "$rds" ] || kill "$rds" 2>/dev/null || true
-	echo "$stats0" > /proc/sys/kernel/bpf_stats_enabled
+	cost_restore
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -117,10 +116,9 @@ progs() {
 		print $1, n, t, c
 	}'
 }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "the slab programs under the same load, the kernel's accounting, $COST_S s each:" \
 	"mean ns a run, thousands of runs a second; their CPU and the daemon's, % of one CPU"
-echo 1 > /proc/sys/kernel/bpf_stats_enabled
+stats_on
 hz=$(getconf CLK_TCK)
 for s in "$@"; do
 	[ "$s" != none ] || continue
@@ -129,10 +127,10 @@ for s in "$@"; do
 	bp=$!
 	sleep 2
 	progs > "$tmp/p0"
-	d0=0; [ -z "$cs" ] || d0=$(ticks "$cs")
+	d0=0; [ -z "$cs" ] || d0=$(proc_ticks "$cs")
 	sleep "$COST_S"
 	progs > "$tmp/p1"
-	d1=0; [ -z "$cs" ] || d1=$(ticks "$cs")
+	d1=0; [ -z "$cs" ] || d1=$(proc_ticks "$cs")
 	kill "$bp" 2>/dev/null || true
 	wait "$bp" 2>/dev/null || true
 	setup_stop "$s"

@@ -135,31 +135,54 @@ tracer_rounds() {
 	done
 }
 
+# tracer_have SETUP: whether the set-up's tracer is here (bench/floor
+# built, bpftrace installed).  tracer_start SETUP DIR: start it (none:
+# nothing), its pid in _tp; tracer_stop SETUP: stop it.
+tracer_have() {
+	case $1 in
+	floor)	[ -x "$B/bench/floor" ] ;;
+	count|samejob) command -v bpftrace >/dev/null 2>&1 ;;
+	*)	true ;;
+	esac
+}
+tracer_start() {
+	_tp=
+	case $1 in
+	none)	;;
+	cs)	cs_start "$2"; _tp=$cs ;;
+	exact)	cs_start "$2" --sample 1; _tp=$cs ;;
+	intime)	cs_start "$2" --sample-time 4; _tp=$cs ;;
+	frees)	cs_start "$2" --sample-time 4 --sample-time-frees; _tp=$cs ;;
+	floor)	floor_start "$2"; _tp=$fl ;;
+	count|samejob)
+		rm -f "$2/bt.out"
+		BPFTRACE_MAP_KEYS_MAX=262144 bpftrace "bench/peers/$1.bt" > "$2/bt.out" 2>&1 &
+		_tp=$!
+		wait_line "$2/bt.out" ready ;;
+	esac
+}
+tracer_stop() {
+	case $1 in
+	none)	;;
+	floor)	floor_stop ;;
+	count|samejob) stop_peer "$_tp" ;;
+	*)	cs_stop ;;
+	esac
+}
+
 # tracer_one SETUP DIR MEASURE: one set-up of tracer_rounds, measured
 # once.  A tracer's exit leaves work behind (its maps are freed by a
 # kernel worker after a grace period: bpftrace's hash maps took the
 # eventfd loop after it from 570 to 1 200 ns an iteration), and the
 # rotation keeps each set-up behind the same one every round: so a second
-# of quiet after each.
+# of quiet after each (two after bpftrace).
 tracer_one() {
-	case $1 in
-	none)	$3 >> "$2/none" ;;
-	cs)	cs_start "$2"; $3 >> "$2/cs"; cs_stop; cp "$2/cs.out" "$2/cs.default.out"; sleep 1 ;;
-	exact)	cs_start "$2" --sample 1; $3 >> "$2/exact"; cs_stop; sleep 1 ;;
-	intime)	cs_start "$2" --sample-time 4; $3 >> "$2/intime"; cs_stop; sleep 1 ;;
-	frees)	cs_start "$2" --sample-time 4 --sample-time-frees; $3 >> "$2/frees"; cs_stop; sleep 1 ;;
-	floor)	[ -x "$B/bench/floor" ] || return 0
-		floor_start "$2"; $3 >> "$2/floor"; floor_stop; sleep 1 ;;
-	count|samejob)
-		command -v bpftrace >/dev/null 2>&1 || return 0
-		rm -f "$2/bt.out"
-		BPFTRACE_MAP_KEYS_MAX=262144 bpftrace "bench/peers/$1.bt" > "$2/bt.out" 2>&1 &
-		_bt=$!
-		wait_line "$2/bt.out" ready
-		$3 >> "$2/$1"
-		stop_peer $_bt
-		sleep 2 ;;
-	esac
+	tracer_have "$1" || return 0
+	tracer_start "$1" "$2"
+	$3 >> "$2/$1"
+	tracer_stop "$1"
+	[ "$1" != cs ] || cp "$2/cs.out" "$2/cs.default.out"
+	case $1 in none) ;; count|samejob) sleep 2 ;; *) sleep 1 ;; esac
 }
 
 # tracer_table DIR UNIT: tracer_rounds' medians, each with its ratio to
@@ -205,22 +228,11 @@ bpf_runs() {
 proc_ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 tracer_cost() {
 	command -v bpftool >/dev/null 2>&1 || return 0
-	_st0=$(cat /proc/sys/kernel/bpf_stats_enabled)
-	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	stats_on
 	: > "$1/cost"
 	for _s in floor cs intime frees count; do
-		case $_s in
-		floor)	[ -x "$B/bench/floor" ] || continue
-			floor_start "$1"; _tp=$fl ;;
-		cs)	cs_start "$1"; _tp=$cs ;;
-		intime)	cs_start "$1" --sample-time 4; _tp=$cs ;;
-		frees)	cs_start "$1" --sample-time 4 --sample-time-frees; _tp=$cs ;;
-		count)	command -v bpftrace >/dev/null 2>&1 || continue
-			rm -f "$1/bt.out"
-			BPFTRACE_MAP_KEYS_MAX=262144 bpftrace bench/peers/count.bt > "$1/bt.out" 2>&1 &
-			_tp=$!
-			wait_line "$1/bt.out" ready ;;
-		esac
+		tracer_have "$_s" || continue
+		tracer_start "$_s" "$1"
 		$3
 		sleep 2
 		bpf_runs > "$1/runs0"; _c0=$(proc_ticks "$_tp")
@@ -228,11 +240,7 @@ tracer_cost() {
 		bpf_runs > "$1/runs1"; _c1=$(proc_ticks "$_tp")
 		kill "$ld" 2>/dev/null || true
 		wait "$ld" 2>/dev/null || true
-		case $_s in
-		floor)	floor_stop ;;
-		count)	stop_peer "$_tp" ;;
-		*)	cs_stop ;;
-		esac
+		tracer_stop "$_s"
 		awk -v s="$_s" -v c=$((_c1 - _c0)) '
 			NR == FNR { t[$1] = $2; n[$1] = $3; next }
 			{ T += $2 - t[$1]; N += $3 - n[$1] }
@@ -242,7 +250,13 @@ tracer_cost() {
 	done
 	cost_restore
 }
-# cost_restore: bpf_stats_enabled as tracer_cost found it (for a trap too)
+# stats_on: the kernel's accounting of every program's runs on, as it was
+# kept for cost_restore: bpf_stats_enabled as stats_on found it (for a
+# trap too).
+stats_on() {
+	_st0=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+}
 cost_restore() {
 	[ -z "${_st0:-}" ] || echo "$_st0" > /proc/sys/kernel/bpf_stats_enabled
 	_st0=
