@@ -187,6 +187,13 @@ struct wrow {
 	uint64_t old_rise_old_frees, old_rise_unseen;
 	bool old_rise_dropped;	/* records were dropped (rings full) since the
 				 * rise's objects were allocated */
+	/* a slab row whose old objects rise: the rises a second of every key
+	 * of its cache with a row in this window and a rise that goes on,
+	 * this one's included, and how many keys: what the kernel's count of
+	 * the cache must pay for to confirm one of them (0: not known, a row
+	 * read from a CSV) */
+	double cache_rise_per_s;
+	uint32_t cache_rising_keys;
 	/* frees on the allocating CPU / frees (with a CPU) over the last
 	 * LOCALITY_SAMPLES windows (of time), and how many of them had frees */
 	double recent_locality;

@@ -830,6 +830,69 @@ static void wtable_close__old_frees_during_rise__counted_with_it(void **state)
 	wtable_free(wt);
 }
 
+/* the last row of each of three keys: (42, filp), (43, filp), (42, other) */
+static void keep_three(const struct wrow *r, void *ctx)
+{
+	struct wrow *last = ctx;
+
+	if (r->acc->key.id == FILP)
+		last[r->acc->key.tgid == 43] = *r;
+	else
+		last[2] = *r;
+}
+
+/* A rising slab row carries the rises of every key of its cache with a row
+ * in the window, its own included: what the kernel's count of the cache
+ * must pay for (classify.c).  Two processes leak files, 50/s and 25/s, and
+ * one leaks 50/s in another cache: each filp row says +75/s of 2 keys,
+ * the other its own. */
+static void wtable_close__keys_of_a_cache_rise__rows_carry_their_sum(void **state)
+{
+	struct wrow last[3];
+	struct wtable *wt = wtable_new(T0, WIN, keep_three, NULL, last);
+	struct cs_event e;
+	uint64_t ts, ptr;
+	int i, k;
+
+	(void)state;
+	memset(last, 0, sizeof(last));
+	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
+	for (i = 0; i < 5000; i++) {
+		ts = T0 + (uint64_t)i * MS;
+		for (k = 0; k < 3; k++) {
+			ptr = 0x100000 + ((uint64_t)i * 3 + (uint64_t)k) * 256;
+			e = alloc_ev(ts, ptr, 0, 200, 0xaa);
+			e.tgid = e.pid = k == 1 ? 43 : 42;
+			if (k == 2)
+				e.slab.cache = FILP + 0x1000;
+			wtable_add(wt, &e);
+			if (i % (k == 1 ? 40 : 20) == 0)
+				continue;
+			e = free_ev(ts + MS / 2, ptr, 0, 0, MS / 2);
+			e.tgid = k == 1 ? 43 : 42;
+			if (k == 2)
+				e.slab.cache = FILP + 0x1000;
+			wtable_add(wt, &e);
+		}
+		wtable_close_until(wt, ts);
+	}
+	for (k = 0; k < 3; k++)
+		assert_true(last[k].old_rise > 0 && last[k].old_rise_s > 2);
+	assert_int_equal(last[0].cache_rising_keys, 2);
+	assert_int_equal(last[1].cache_rising_keys, 2);
+	assert_int_equal(last[2].cache_rising_keys, 1);
+	/* each its own rise over its own span: the same sum in both rows */
+	assert_true(last[0].cache_rise_per_s == last[1].cache_rise_per_s);
+	assert_true(fabs(last[0].cache_rise_per_s -
+			 ((double)last[0].old_rise / last[0].old_rise_s +
+			  (double)last[1].old_rise / last[1].old_rise_s)) < 1e-9);
+	assert_true(last[0].cache_rise_per_s > 60 && last[0].cache_rise_per_s < 90);
+	assert_true(fabs(last[2].cache_rise_per_s -
+			 (double)last[2].old_rise / last[2].old_rise_s) < 1e-9);
+	assert_true(last[2].cache_rise_per_s > 40 && last[2].cache_rise_per_s < 60);
+	wtable_free(wt);
+}
+
 /* Records dropped while the old objects were allocated: the rise may be
  * frees that never arrived, and the row says so. */
 static void wtable_close__drops_during_rise__row_says_so(void **state)
@@ -1969,6 +2032,7 @@ int main(void)
 		cmocka_unit_test(wtable_add__event_of_closed_window__counted_late),
 		cmocka_unit_test(wtable_add__sampled_records__counts_weighted),
 		cmocka_unit_test(wtable_close__old_frees_during_rise__counted_with_it),
+		cmocka_unit_test(wtable_close__keys_of_a_cache_rise__rows_carry_their_sum),
 		cmocka_unit_test(wtable_close__drops_during_rise__row_says_so),
 		cmocka_unit_test(wtable_add__unseen_free_of_sampled_object__old_weight),
 		cmocka_unit_test(wtable_add__far_future_event__closes_windows_between),
