@@ -85,7 +85,7 @@ const struct rule_def rule_defs[RULE_COUNT] = {
 	[R_LEAK_UNSEEN_SHARE] = { "leak_unseen_share", 0.1,
 		"with the frees sampled in time too (--sample-time-frees, or the budget's last level), a rise the kernel's count cannot confirm is a leak only where the frees it may hide (d - 1 unseen for each old object's free seen, traced 1/d of the time, and one not yet found for each found later by its address) are at most this share of it" },
 	[R_LEAK_CACHE_PAID_SHARE] = { "leak_cache_paid_share", 0.9,
-		"... or where the kernel's count of the cache grew by at least this share of the rises of all the cache's keys with a row in the window together (the count is the whole cache's: it confirms one key's rise only where it pays for every key's)" },
+		"... or where the kernel's count of the cache grew by at least this share of the rises of all the cache's keys together, each by its last rising row of the last 4 s (the count is the whole cache's: it confirms one key's rise only where it pays for every key's)" },
 	[R_CLUSTER_MIN_SHARE] = { "cluster_min_share", 0.5,
 		"a cluster takes an anomaly label when this share of its members carry it" },
 };
@@ -713,8 +713,8 @@ static enum cs_label leak_by_count(const double *t, const char *key, const char 
 	 * cache's: another key's leak makes it grow (nginx's sockets under
 	 * nginx-leak, while wrk's filp rose by frees it missed); it confirms
 	 * the rise only where it pays for the rises of every key of the
-	 * cache in the window together (window.c, cache_rises: nginx's two
-	 * workers' filp, +361 and +421/s, against the count's +822/s) */
+	 * cache together (window.c, cache_rises: nginx's two workers' filp,
+	 * +361 and +421/s, against the count's +822/s) */
 	counted = coarse && kgrowth >= t[R_LEAK_MIN_CACHE_SHARE] * low;
 	paid = !err && !coarse && row->cache_rise_per_s > 0 &&
 	       kgrowth >= t[R_LEAK_CACHE_PAID_SHARE] * row->cache_rise_per_s;

@@ -71,14 +71,20 @@ struct wtable {
 	size_t nusers, ucap;
 	struct gpu_join join;	/* the host-GPU join of the window closing */
 	/* the rows of the window closing, all derived before any is handed
-	 * on (cache_rises), and the slab keys among them that rise */
+	 * on (cache_rises) */
 	struct wrow *rows;
 	size_t rows_cap;
+	/* the slab keys whose old objects rise, by their last row of the
+	 * last CACHE_RISE_QUIET_S (cache_rises), then this window's rows */
 	struct rising {
 		uint64_t cache;
-		size_t row;
+		uint32_t tgid;
+		uint64_t window;
+		double per_s;
+		size_t row;	/* in rows, or SIZE_MAX: none this window */
 	} *rising;
-	size_t rising_cap;
+	size_t nrising, rising_cap;
+	bool rising_lost;	/* no room for one this window */
 };
 
 const char *domain_name(int domain)
@@ -588,33 +594,32 @@ static void row_derive(struct wrow *r, const struct acc *a,
 	r->size_entropy = topk_entropy(&s->sizes);
 }
 
-/* The rows' and rising keys' arrays down to what the busiest window since
- * the last sweep took, where they hold more than twice that. */
+/* The rows' array down to what the busiest window since the last sweep
+ * took, and the rising keys' to what they hold, where either holds more
+ * than twice that. */
 static void rows_trim(struct wtable *wt, size_t keep)
 {
 	void *p;
 
+	if (wt->rising_cap > 2 * wt->nrising + 64) {
+		p = realloc(wt->rising, (wt->nrising + 64) * sizeof(*wt->rising));
+		if (p) {
+			wt->rising = p;
+			wt->rising_cap = wt->nrising + 64;
+		}
+	}
 	if (wt->rows_cap <= 2 * keep + 64)
 		return;
 	if (!keep) {
 		free(wt->rows);
-		free(wt->rising);
 		wt->rows = NULL;
-		wt->rising = NULL;
-		wt->rows_cap = wt->rising_cap = 0;
+		wt->rows_cap = 0;
 		return;
 	}
 	p = realloc(wt->rows, keep * sizeof(*wt->rows));
 	if (p) {
 		wt->rows = p;
 		wt->rows_cap = keep;
-	}
-	if (wt->rising_cap > keep) {
-		p = realloc(wt->rising, keep * sizeof(*wt->rising));
-		if (p) {
-			wt->rising = p;
-			wt->rising_cap = keep;
-		}
 	}
 }
 
@@ -676,55 +681,88 @@ static void table_gc(struct wtable *wt)
 	history_files_gc(&wt->files, wt->cur);
 }
 
-/* A rise of old objects whose last step is at most this old still goes
- * on, for the sum of its cache's rises: the longest quiet the leak rule
- * allows at 1/8 of the time is 3.5 s (classify.c, sampled_quiet_s). */
+/* A key's rise of old objects counts in the sum of its cache's rises
+ * for this long after its last rising row (whose last step is at most as
+ * old): the kernel's count it is weighed against spans the judged key's
+ * rise, seconds, and a rise that just ended (nginx's workers at their
+ * exit) or that a slice missed (sampled in time, a key has rows only in
+ * windows whose slices caught its events) still went into it.  The
+ * longest quiet the leak rule allows at 1/8 of the time is 3.5 s
+ * (classify.c, sampled_quiet_s). */
 #define CACHE_RISE_QUIET_S 4.0
 
-static int rising_by_cache(const void *x, const void *y)
+/* Note row i of the window closing, of key a, for cache_rises: a slab
+ * key whose old objects rise. */
+static void rise_note(struct wtable *wt, const struct acc *a, const struct wrow *r, size_t i)
+{
+	if (a->key.domain != DOM_SLAB || r->old_rise <= 0 || r->old_rise_s <= 0 ||
+	    r->old_quiet_s > CACHE_RISE_QUIET_S)
+		return;
+	if (array_room(&wt->rising, &wt->rising_cap, wt->nrising, sizeof(*wt->rising), 64)) {
+		wt->rising_lost = true;
+		return;
+	}
+	wt->rising[wt->nrising++] = (struct rising){
+		.cache = a->key.id, .tgid = a->key.tgid, .window = r->window,
+		.per_s = (double)r->old_rise / r->old_rise_s, .row = i,
+	};
+}
+
+/* by cache and key, the newest first */
+static int rising_order(const void *x, const void *y)
 {
 	const struct rising *p = x, *q = y;
 
 	if (p->cache != q->cache)
 		return p->cache < q->cache ? -1 : 1;
-	return p->row < q->row ? -1 : p->row > q->row;
+	if (p->tgid != q->tgid)
+		return p->tgid < q->tgid ? -1 : 1;
+	return p->window > q->window ? -1 : p->window < q->window;
 }
 
-/* Every rising slab row's cache_rise_per_s: the rises of the keys of its
- * cache with a row among rows[0..n), itself included.  The kernel counts
+/* Every rising slab row's cache_rise_per_s among rows: the rises of the
+ * keys of its cache with a rising row in the last CACHE_RISE_QUIET_S,
+ * itself included, each by its last one (rise_note).  The kernel counts
  * a cache, not a key: its count confirms one key's rise only where it
  * pays for all of them (nginx's two workers' filp, +361 and +421/s,
  * against the count's +822/s; not wrk's filp, +1259/s by frees it
- * missed, beside nginx's +1774/s against +1774/s).  A key with no row in
- * the window is not in the sum.  No room: every sum stays 0, unknown. */
-static void cache_rises(struct wtable *wt, struct wrow *rows, size_t n)
+ * missed, beside nginx's +1774/s against +1774/s).  Keeps the list for
+ * the next window; a lost note (no room) leaves every sum 0, unknown,
+ * and starts the list again. */
+static void cache_rises(struct wtable *wt, struct wrow *rows, uint64_t w)
 {
+	uint64_t keep = (uint64_t)(CACHE_RISE_QUIET_S * 1e9) / wt->window_ns + 1;
 	size_t i, j, k, m = 0;
 
-	for (i = 0; i < n; i++) {
-		const struct wrow *r = &rows[i];
-
-		if (r->key->domain != DOM_SLAB || r->old_rise <= 0 || r->old_rise_s <= 0 ||
-		    r->old_quiet_s > CACHE_RISE_QUIET_S)
-			continue;
-		if (array_room(&wt->rising, &wt->rising_cap, m, sizeof(*wt->rising), 64))
-			return;
-		wt->rising[m].cache = r->key->id;
-		wt->rising[m++].row = i;
+	if (wt->rising_lost) {
+		wt->rising_lost = false;
+		wt->nrising = 0;
+		return;
 	}
-	if (m > 1)
-		qsort(wt->rising, m, sizeof(*wt->rising), rising_by_cache);
+	if (wt->nrising > 1)
+		qsort(wt->rising, wt->nrising, sizeof(*wt->rising), rising_order);
+	/* each key's newest note, where it is recent */
+	for (i = 0; i < wt->nrising; i++) {
+		struct rising *e = &wt->rising[i];
+
+		if (i && e->cache == wt->rising[i - 1].cache && e->tgid == wt->rising[i - 1].tgid)
+			continue;
+		if (e->window + keep < w)
+			continue;
+		wt->rising[m++] = *e;
+	}
+	wt->nrising = m;
 	for (i = 0; i < m; i = j) {
 		double sum = 0;
 
-		for (j = i; j < m && wt->rising[j].cache == wt->rising[i].cache; j++) {
-			const struct wrow *r = &rows[wt->rising[j].row];
-
-			sum += (double)r->old_rise / r->old_rise_s;
-		}
+		for (j = i; j < m && wt->rising[j].cache == wt->rising[i].cache; j++)
+			sum += wt->rising[j].per_s;
 		for (k = i; k < j; k++) {
+			if (wt->rising[k].row == SIZE_MAX)
+				continue;
 			rows[wt->rising[k].row].cache_rise_per_s = sum;
 			rows[wt->rising[k].row].cache_rising_keys = (uint32_t)(j - i);
+			wt->rising[k].row = SIZE_MAX;
 		}
 	}
 }
@@ -766,12 +804,15 @@ static void close_one(struct wtable *wt)
 		r->key_top_site = a->last_top_site;
 		row_history(wt, a, r);
 		gpu_join_row(g, r);
+		if (all)
+			rise_note(wt, a, r, rows);
+		else
+			wt->rising_lost = true;
 		rows++;
 		if (!all && wt->row_fn)
 			wt->row_fn(r, wt->ctx);
 	}
-	if (all)
-		cache_rises(wt, wt->rows, rows);
+	cache_rises(wt, wt->rows, w);
 	for (i = 0; i < rows; i++) {
 		if (all && wt->row_fn)
 			wt->row_fn(&wt->rows[i], wt->ctx);

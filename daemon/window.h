@@ -188,10 +188,10 @@ struct wrow {
 	bool old_rise_dropped;	/* records were dropped (rings full) since the
 				 * rise's objects were allocated */
 	/* a slab row whose old objects rise: the rises a second of every key
-	 * of its cache with a row in this window and a rise that goes on,
-	 * this one's included, and how many keys: what the kernel's count of
-	 * the cache must pay for to confirm one of them (0: not known, a row
-	 * read from a CSV) */
+	 * of its cache that had a rising row in the last 4 s, by its last
+	 * one, this one's included, and how many keys: what the kernel's
+	 * count of the cache must pay for to confirm one of them (0: not
+	 * known, a row read from a CSV) */
 	double cache_rise_per_s;
 	uint32_t cache_rising_keys;
 	/* frees on the allocating CPU / frees (with a CPU) over the last

@@ -841,25 +841,20 @@ static void keep_three(const struct wrow *r, void *ctx)
 		last[2] = *r;
 }
 
-/* A rising slab row carries the rises of every key of its cache with a row
- * in the window, its own included: what the kernel's count of the cache
- * must pay for (classify.c).  Two processes leak files, 50/s and 25/s, and
- * one leaks 50/s in another cache: each filp row says +75/s of 2 keys,
- * the other its own. */
-static void wtable_close__keys_of_a_cache_rise__rows_carry_their_sum(void **state)
+/* Two processes leak files, 50/s and 25/s (k 0 and 1), and one leaks 50/s
+ * in another cache (k 2), from millisecond from to to; k 1 only before
+ * stop1. */
+static void three_leaks(struct wtable *wt, int from, int to, int stop1)
 {
-	struct wrow last[3];
-	struct wtable *wt = wtable_new(T0, WIN, keep_three, NULL, last);
 	struct cs_event e;
 	uint64_t ts, ptr;
 	int i, k;
 
-	(void)state;
-	memset(last, 0, sizeof(last));
-	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
-	for (i = 0; i < 5000; i++) {
+	for (i = from; i < to; i++) {
 		ts = T0 + (uint64_t)i * MS;
 		for (k = 0; k < 3; k++) {
+			if (k == 1 && i >= stop1)
+				continue;
 			ptr = 0x100000 + ((uint64_t)i * 3 + (uint64_t)k) * 256;
 			e = alloc_ev(ts, ptr, 0, 200, 0xaa);
 			e.tgid = e.pid = k == 1 ? 43 : 42;
@@ -876,6 +871,25 @@ static void wtable_close__keys_of_a_cache_rise__rows_carry_their_sum(void **stat
 		}
 		wtable_close_until(wt, ts);
 	}
+}
+
+/* A rising slab row carries the rises of every key of its cache whose rise
+ * goes on, its own included: what the kernel's count of the cache must pay
+ * for (classify.c).  Each filp row of three_leaks says +75/s of 2 keys,
+ * the other cache's row its own.  A key with no row in the window counts
+ * by its last one for 4 s (sampled in time, a busy key sleeps through
+ * slices), not after. */
+static void wtable_close__keys_of_a_cache_rise__rows_carry_their_sum(void **state)
+{
+	struct wrow last[3];
+	struct wtable *wt = wtable_new(T0, WIN, keep_three, NULL, last);
+	double own1;
+	int k;
+
+	(void)state;
+	memset(last, 0, sizeof(last));
+	wtable_set_rules(wt, &(struct wtable_rules){ .age_min_ns = 1000 * MS, .age_lifetimes = 20 });
+	three_leaks(wt, 0, 5000, 5000);
 	for (k = 0; k < 3; k++)
 		assert_true(last[k].old_rise > 0 && last[k].old_rise_s > 2);
 	assert_int_equal(last[0].cache_rising_keys, 2);
@@ -890,6 +904,18 @@ static void wtable_close__keys_of_a_cache_rise__rows_carry_their_sum(void **stat
 	assert_true(fabs(last[2].cache_rise_per_s -
 			 (double)last[2].old_rise / last[2].old_rise_s) < 1e-9);
 	assert_true(last[2].cache_rise_per_s > 40 && last[2].cache_rise_per_s < 60);
+	/* 43 stops: for 2 s its last row still counts */
+	three_leaks(wt, 5000, 7000, 5000);
+	assert_true(last[1].window < last[0].window);
+	own1 = (double)last[1].old_rise / last[1].old_rise_s;
+	assert_int_equal(last[0].cache_rising_keys, 2);
+	assert_true(fabs(last[0].cache_rise_per_s -
+			 ((double)last[0].old_rise / last[0].old_rise_s + own1)) < 1e-9);
+	/* 4 s on, it does not */
+	three_leaks(wt, 7000, 9500, 5000);
+	assert_int_equal(last[0].cache_rising_keys, 1);
+	assert_true(fabs(last[0].cache_rise_per_s -
+			 (double)last[0].old_rise / last[0].old_rise_s) < 1e-9);
 	wtable_free(wt);
 }
 
