@@ -788,6 +788,8 @@ static void close_one(struct wtable *wt)
 	/* every row first (no room: each handed on as it is made, without
 	 * its cache's sum) */
 	all = !t->n || !array_room(&wt->rows, &wt->rows_cap, t->n - 1, sizeof(*wt->rows), 64);
+	if (!all)
+		wt->rising_lost = true;
 	for (i = 0; i < t->n; i++) {
 		struct acc *a = t->acc[i];
 
@@ -806,18 +808,14 @@ static void close_one(struct wtable *wt)
 		gpu_join_row(g, r);
 		if (all)
 			rise_note(wt, a, r, rows);
-		else
-			wt->rising_lost = true;
-		rows++;
-		if (!all && wt->row_fn)
+		else if (wt->row_fn)
 			wt->row_fn(r, wt->ctx);
+		rows++;
 	}
 	cache_rises(wt, wt->rows, w);
-	for (i = 0; i < rows; i++) {
-		if (all && wt->row_fn)
-			wt->row_fn(&wt->rows[i], wt->ctx);
-		wt->st.rows++;
-	}
+	for (i = 0; all && wt->row_fn && i < rows; i++)
+		wt->row_fn(&wt->rows[i], wt->ctx);
+	wt->st.rows += rows;
 	for (i = 0; i < t->n; i++) {
 		struct acc *a = t->acc[i];
 

@@ -596,9 +596,9 @@ static void classify__leak_frees_in_time__rise_over_the_frees_it_may_hide(void *
 	row.old_rise_unseen = 30;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_NORMAL);
 	assert_non_null(strstr(reason, "but frees are traced 1/4 of the time and the kernel's count (+40/s over 4.0 s) is the whole cache's, not the key's: objects freed between the slices could make it (old objects seen freed 0, frees found later 30: about 30 unseen)"));
-	/* unless the count pays for the rises of every key of the cache in
-	 * the window together (nginx's two workers' filp, +361 and +421/s,
-	 * against +822/s), at least 0.9 of them (leak_cache_paid_share) */
+	/* unless the count pays for the rises of every key of the cache
+	 * together (nginx's two workers' filp, +361 and +421/s, against
+	 * +822/s), at least 0.9 of them (leak_cache_paid_share) */
 	row.cache_rise_per_s = 44;
 	row.cache_rising_keys = 2;
 	assert_int_equal(label(DOM_SLAB, "filp"), LABEL_LEAK);
