@@ -489,7 +489,8 @@ FUZZERS :=
 FUZZERS += ingest
 $(FUZZ_OUT)/fuzz_ingest: tests/fuzz/fuzz_ingest.c daemon/event.c $(WINDOW_SRCS) \
 	daemon/features.c daemon/classify.c daemon/analysis.c daemon/strutil.c cluster/dbscan.c \
-	daemon/report.c daemon/csvschema.c daemon/rowcsv.c daemon/csv.c daemon/rows.c daemon/cgroup.c daemon/kstate.c
+	daemon/report.c daemon/anomaly.c daemon/change.c daemon/csvschema.c daemon/rowcsv.c daemon/csv.c \
+	daemon/rows.c daemon/cgroup.c daemon/kstate.c
 FUZZ_EXTRA_fuzz_ingest := -lm -lz $(JSONC_LIBS)
 
 FUZZERS += args
@@ -530,8 +531,8 @@ FUZZ_EXTRA_fuzz_usdt := -D_GNU_SOURCE -lm
 
 # the control protocol's request lines and error answers (report.c)
 FUZZERS += request
-$(FUZZ_OUT)/fuzz_request: tests/fuzz/fuzz_request.c daemon/report.c daemon/classify.c \
-	$(WINDOW_SRCS) daemon/strutil.c
+$(FUZZ_OUT)/fuzz_request: tests/fuzz/fuzz_request.c daemon/report.c daemon/anomaly.c daemon/change.c \
+	daemon/classify.c cluster/dbscan.c $(WINDOW_SRCS) daemon/strutil.c
 FUZZ_EXTRA_fuzz_request := -lm $(JSONC_LIBS)
 
 # libFuzzer harness of the control protocol's requests (make fuzz)
