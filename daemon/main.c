@@ -1236,8 +1236,8 @@ static void update_sampling(struct daemon *d, uint64_t now)
  * sample.h), so while they are attached 1/2^duty of the time the records a
  * second fall in that share with the cost of the objects tracked; but
  * not below the budget's floor of records a second of the wall clock
- * (at 1/4 of 1 000 a second attached, kvref's false sharing went unseen
- * under nginx at --budget 5, run-all 23:58 UTC). */
+ * (at 1/4 of a floor of 1 000 a second attached, kvref's false sharing
+ * went unseen under nginx at --budget 5, run-all 23:58 UTC). */
 static void set_records_budget(struct daemon *d)
 {
 	uint64_t floor = (uint64_t)BUDGET_MIN_RECORDS << d->duty.shift;

@@ -15,7 +15,9 @@
 
 /* a load: a fixed floor (the programs' untracked runs), a part per
  * record the sampler lets through (up to what the load offers), and what
- * each level sheds; percent of one CPU */
+ * each level sheds; percent of one CPU.  Where the floor of records
+ * (BUDGET_MIN_RECORDS, 5 000) is reached, --sample-budget is 250 000 and
+ * a record's cost a fifth of the others': the cuts have room above it */
 struct load {
 	double floor, per_1k_records, offered_records, page, kmalloc;
 };
@@ -78,23 +80,23 @@ static void budget__over_then_load_falls__records_cut_then_given_back(void **sta
 
 static void budget__over_at_the_floor__sheds_in_order_and_restores(void **state)
 {
-	struct load heavy = { .floor = 6, .per_1k_records = 0.5, .offered_records = 100000,
+	struct load heavy = { .floor = 6, .per_1k_records = 0.1, .offered_records = 500000,
 			      .page = 3, .kmalloc = 4 };
-	struct load light = { .floor = 1, .per_1k_records = 0.1, .offered_records = 1000,
+	struct load light = { .floor = 1, .per_1k_records = 0.02, .offered_records = 5000,
 			      .page = 0.5, .kmalloc = 0.5 };
 	struct budget b;
 	uint64_t now = SEC, cpu = 0;
 	unsigned int i;
 
 	(void)state;
-	budget_init(&b, 10, 50000);
+	budget_init(&b, 10, 250000);
 	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
 	/* the records are cut down to the floor first, nothing shed */
 	for (i = 0; i < 20 && b.records > BUDGET_MIN_RECORDS; i++)
 		run(&b, &heavy, &now, &cpu, 1);
 	assert_int_equal(b.records, BUDGET_MIN_RECORDS);
 	assert_int_equal(b.level, BUDGET_SHED_NONE);
-	/* at the floor (1000 records: 0.5%) 13.5% is still over: after
+	/* at the floor (5000 records: 0.5%) 13.5% is still over: after
 	 * BUDGET_SHED_AFTER_S seconds the page-cache programs go, as many
 	 * later kmalloc's allocations */
 	run(&b, &heavy, &now, &cpu, BUDGET_SHED_AFTER_S - 1);
@@ -120,7 +122,7 @@ static void budget__over_at_the_floor__sheds_in_order_and_restores(void **state)
 	assert_int_equal(b.level, BUDGET_SHED_NONE);
 	assert_int_equal(b.restores, 2);
 	run(&b, &light, &now, &cpu, 40);
-	assert_int_equal(b.records, 50000);
+	assert_int_equal(b.records, 250000);
 	assert_string_equal(budget_level_name(BUDGET_SHED_KMALLOC), "page_cache,kmalloc");
 }
 
@@ -221,23 +223,23 @@ static void budget__over_past_kmalloc__alloc_sampled_in_time(void **state)
  * over the budget at the floor is not held by it: the levels are shed. */
 static void budget__fixed_part_near_the_budget__cut_to_fit_then_shed(void **state)
 {
-	struct load server = { .floor = 3.5, .per_1k_records = 0.05, .offered_records = 60000,
+	struct load server = { .floor = 3.5, .per_1k_records = 0.01, .offered_records = 300000,
 			       .page = 0.6, .kmalloc = 0.4 };
 	struct budget b;
 	uint64_t now = SEC, cpu = 0;
 	unsigned int i, held = 0;
 
 	(void)state;
-	budget_init(&b, 5, 50000);
+	budget_init(&b, 5, 250000);
 	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
 	/* 3.5 + 2.5 + 1.0 = 7% against 5% */
 	run(&b, &server, &now, &cpu, 1);
 	assert_true(b.fixed_pct > 3.4 && b.fixed_pct < 3.6);
-	assert_true(b.records < 50000 / 3);
+	assert_true(b.records < 250000 / 3);
 	run(&b, &server, &now, &cpu, 2);
 	assert_true(cost(&b, &server) <= 5);
-	/* 10 000 fit; a second cut in a row goes twice as far, no more */
-	assert_true(b.records >= 2500);
+	/* 50 000 fit; a second cut in a row goes twice as far, no more */
+	assert_true(b.records >= 12500);
 	/* the fixed part grows to 4.4%: no room for records */
 	server.floor = 4.4;
 	run(&b, &server, &now, &cpu, 1);
@@ -270,14 +272,14 @@ static void budget__fixed_part_near_the_budget__cut_to_fit_then_shed(void **stat
  * second's spike over it sheds nothing. */
 static void budget__far_over_sheds_a_level_a_second__a_spike_none(void **state)
 {
-	struct load burst = { .floor = 12, .per_1k_records = 0.05, .offered_records = 60000,
+	struct load burst = { .floor = 12, .per_1k_records = 0.01, .offered_records = 300000,
 			      .page = 1, .kmalloc = 1 };
-	struct load calm = { .floor = 3, .per_1k_records = 0.05, .offered_records = 60000 };
+	struct load calm = { .floor = 3, .per_1k_records = 0.01, .offered_records = 300000 };
 	struct budget b;
 	uint64_t now = SEC, cpu = 0;
 
 	(void)state;
-	budget_init(&b, 5, 50000);
+	budget_init(&b, 5, 250000);
 	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
 	/* 12% of fixed part alone: the records to the floor at once, then
 	 * the page cache and kmalloc a second each */
@@ -290,7 +292,7 @@ static void budget__far_over_sheds_a_level_a_second__a_spike_none(void **state)
 
 	/* at the floor at 3.05%, one second at 5.9% and back: the mean of
 	 * the last two (4.475%) is not above 4.5%, nothing shed */
-	budget_init(&b, 5, 50000);
+	budget_init(&b, 5, 250000);
 	b.records = BUDGET_MIN_RECORDS;
 	budget_update(&b, now, cpu, fixed_sum, fixed_sum, false);
 	run(&b, &calm, &now, &cpu, 3);
