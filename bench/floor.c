@@ -4,6 +4,11 @@
  * binary, or the one named), attach every one, say "ready", and hold them
  * until SIGINT or SIGTERM: the dispatch floor the benches compare with.
  *
+ * With --frees: only the two free programs (kmem_cache_free, kfree), the
+ * floor of any tracer that sees every free, as sampling the allocations
+ * in time (--sample-time without --sample-time-frees) does: what it costs
+ * is the most that tracing the allocations less can save.
+ *
  * With --cycle N: attach and detach each program N times instead, one
  * program after the other, and print what one attach and one detach cost
  * this process's CPU (in the kernel: a tracepoint's first probe patches
@@ -13,12 +18,13 @@
  * grace period): what sampling in time (--sample-time) pays 10 times a
  * second for each program it cycles.
  *
- *   sudo build/bench/floor [OBJECT]
+ *   sudo build/bench/floor [--frees] [OBJECT]
  *   sudo build/bench/floor --cycle N [OBJECT]
  */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -80,6 +86,7 @@ int main(int argc, char **argv)
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	long ncycle = 0;
+	bool frees = false;
 	char *end;
 	ssize_t n;
 	int err, links = 0;
@@ -94,8 +101,13 @@ int main(int argc, char **argv)
 		argc -= 2;
 		argv += 2;
 	}
-	if (argc > 2) {
-		fprintf(stderr, "usage: floor [--cycle N] [OBJECT]\n");
+	if (argc > 1 && !strcmp(argv[1], "--frees")) {
+		frees = true;
+		argc--;
+		argv++;
+	}
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: floor [--cycle N | --frees] [OBJECT]\n");
 		return 2;
 	}
 	if (argc == 2) {
@@ -126,6 +138,8 @@ int main(int argc, char **argv)
 	if (ncycle)
 		return cycle(obj, ncycle);
 	bpf_object__for_each_program(prog, obj) {
+		if (frees && !strstr(bpf_program__name(prog), "free"))
+			continue;
 		if (!bpf_program__attach(prog)) {
 			fprintf(stderr, "floor: attaching %s: %s\n", bpf_program__name(prog),
 				strerror(errno));

@@ -103,12 +103,15 @@ CONF
 	done
 }
 
-# floor_start DIR / floor_stop: bench/floor's empty programs on the four
-# slab tracepoints, the dispatch floor no tracer of them goes below.
+# floor_start DIR [--frees] / floor_stop: bench/floor's empty programs on
+# the four slab tracepoints, the dispatch floor no tracer of them goes
+# below (--frees: on the two free tracepoints alone, the floor of a tracer
+# that sees every free).
 floor_start() {
-	"$B/bench/floor" > "$1/floor.out" 2>&1 &
+	_fd=$1; shift
+	"$B/bench/floor" "$@" > "$_fd/floor.out" 2>&1 &
 	fl=$!
-	wait_line "$1/floor.out" ready
+	wait_line "$_fd/floor.out" ready
 }
 floor_stop() { kill -INT $fl; wait $fl || true; }
 
@@ -118,15 +121,17 @@ floor_stop() { kill -INT $fl; wait $fl || true; }
 # on), under cachescoped --sample-time 4 (sampling in time), under
 # cachescoped --sample-time 4 --sample-time-frees (the frees too), under
 # cachescoped --sample 1 (every object tracked), under the empty programs
-# of bench/floor, and where bpftrace is installed under the counting peer
+# of bench/floor, under its empty free programs alone (the most that
+# sampling the allocations in time can reach while every free is seen),
+# and where bpftrace is installed under the counting peer
 # and the same-job peer; the numbers go to DIR/none, cs, intime, frees, exact,
-# floor, count, samejob (and the default cachescoped's last output to
+# floor, ffloor, count, samejob (and the default cachescoped's last output to
 # DIR/cs.default.out).  Each round starts one set-up later than the
 # round before: a server's throughput here drifts within a round too, and
 # a fixed order charges that drift to whoever comes late.  Give as many
-# rounds as set-ups (8) to put each in every place once.
+# rounds as set-ups (9) to put each in every place once.
 tracer_rounds() {
-	_order="none cs intime frees exact floor count samejob"
+	_order="none cs intime frees exact floor ffloor count samejob"
 	for _r in $(seq "$1"); do
 		for _s in $_order; do
 			tracer_one "$_s" "$2" "$3"
@@ -140,7 +145,7 @@ tracer_rounds() {
 # nothing), its pid in _tp; tracer_stop SETUP: stop it.
 tracer_have() {
 	case $1 in
-	floor)	[ -x "$B/bench/floor" ] ;;
+	floor|ffloor) [ -x "$B/bench/floor" ] ;;
 	count|samejob) command -v bpftrace >/dev/null 2>&1 ;;
 	*)	true ;;
 	esac
@@ -154,6 +159,7 @@ tracer_start() {
 	intime)	cs_start "$2" --sample-time 4; _tp=$cs ;;
 	frees)	cs_start "$2" --sample-time 4 --sample-time-frees; _tp=$cs ;;
 	floor)	floor_start "$2"; _tp=$fl ;;
+	ffloor)	floor_start "$2" --frees; _tp=$fl ;;
 	count|samejob)
 		rm -f "$2/bt.out"
 		BPFTRACE_MAP_KEYS_MAX=262144 bpftrace "bench/peers/$1.bt" > "$2/bt.out" 2>&1 &
@@ -164,7 +170,7 @@ tracer_start() {
 tracer_stop() {
 	case $1 in
 	none)	;;
-	floor)	floor_stop ;;
+	floor|ffloor) floor_stop ;;
 	count|samejob) stop_peer "$_tp" ;;
 	*)	cs_stop ;;
 	esac
@@ -191,14 +197,14 @@ tracer_table() {
 	_base=$(median < "$1/none")
 	printf '  %-22s %10.0f %s\n' "untraced" "$_base" "$2"
 	for _s in "cs:cachescoped (csv)" "intime:  alloc 1/4 of time" "frees:  and frees too" "exact:  every object" "floor:empty programs" \
-		"count:bpftrace counting" "samejob:bpftrace same job"; do
+		"ffloor:  free programs only" "count:bpftrace counting" "samejob:bpftrace same job"; do
 		[ -s "$1/${_s%%:*}" ] || continue
 		_m=$(median < "$1/${_s%%:*}")
 		printf '  %-22s %10.0f %s  %.2fx untraced\n' "${_s#*:}" "$_m" "$2" \
 			"$(awk "BEGIN{print $_m / $_base}")"
 	done
 	printf '  rounds, in order (each round starts one set-up later):'
-	for _s in none cs intime frees exact floor count samejob; do
+	for _s in none cs intime frees exact floor ffloor count samejob; do
 		[ -s "$1/$_s" ] && printf ' %s %s;' "$_s" "$(tr '\n' ' ' < "$1/$_s" | sed 's/ $//')"
 	done
 	echo

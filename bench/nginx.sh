@@ -5,7 +5,8 @@
 # time, --sample-time 4, and with the frees too, --sample-time-frees,
 # then with every object tracked, --sample 1),
 # under empty programs on the four slab
-# tracepoints (the dispatch floor, bench/floor), under bpftrace counting
+# tracepoints (the dispatch floor, bench/floor; then on the two free ones
+# alone), under bpftrace counting
 # them, and under bpftrace doing cachescoped's slab job
 # (bench/peers/samejob.bt).  Rounds alternate between the set-ups; medians
 # and ratios; then what each tracer costs under the same load by the

@@ -7,7 +7,9 @@
 # counting the same four slab tracepoints per process (a peer that keeps
 # far less state: no live objects, no records), under empty programs on
 # the same tracepoints (bench/floor: the dispatch floor no tracer of these
-# events goes below), and under bpftrace doing
+# events goes below), under empty programs on the two free tracepoints
+# alone (the floor of any tracer that sees every free: the most that
+# sampling only the allocations in time can reach), and under bpftrace doing
 # cachescoped's slab job (bench/peers/samejob.bt: per-pointer lifetimes,
 # per-cache and per-process counts, 8-frame stacks).  Rounds alternate
 # between the set-ups, each round starting one set-up later (lib.sh's
@@ -48,6 +50,7 @@ row "  every object" "$(median < "$tmp/exact")"
 row "  alloc 1/4 of time" "$(median < "$tmp/intime")"
 row "  and frees too" "$(median < "$tmp/frees")"
 [ -s "$tmp/floor" ] && row "empty programs" "$(median < "$tmp/floor")"
+[ -s "$tmp/ffloor" ] && row "  free programs only" "$(median < "$tmp/ffloor")"
 if [ $have_bpftrace = 1 ]; then
 	bt=$(median < "$tmp/count")
 	sj=$(median < "$tmp/samejob")

@@ -6,7 +6,8 @@
 # --sample-time 4, and with the frees too, --sample-time-frees, then
 # with every object tracked, --sample 1), under
 # empty programs on the four slab tracepoints (the
-# dispatch floor, bench/floor), under bpftrace counting them and under
+# dispatch floor, bench/floor; then on the two free ones alone), under
+# bpftrace counting them and under
 # bpftrace doing cachescoped's slab job.  Rounds alternate between the
 # set-ups; medians and ratios; then what each tracer costs under the same
 # load by the kernel's accounting (bench/lib.sh's tracer_cost), and the
