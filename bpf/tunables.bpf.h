@@ -41,7 +41,11 @@ __u32 shed_mask = 0;
 
 /* While --budget cycles the alloc programs (attached 1/2^duty
  * of the time, CS_DUTY_SHIFT_MAX): duty, which every tracked object's
- * shift carries on top of the sampler's. */
+ * shift carries on top of the sampler's.  kmalloc's own: the same while
+ * it cycles with kmem_cache_alloc's, 0 while the daemon holds it attached
+ * (where cycling it would cost more than its detach saves: a tracepoint
+ * that fires a few hundred times a second) or cannot detach it. */
 __u32 alloc_duty_shift = 0;
+__u32 kmalloc_duty_shift = 0;
 
 #endif /* CS_TUNABLES_BPF_H */

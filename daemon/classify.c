@@ -527,7 +527,9 @@ static const char *duty_traced(const struct duty_view *v)
 	return v->frees ? "allocations and frees" : "allocations";
 }
 
-static struct duty_view duty_view_of(const struct evidence *e, const struct kview *kview)
+/* kmalloc: a kmalloc-* key's (its program may have been held attached) */
+static struct duty_view duty_view_of(const struct evidence *e, const struct kview *kview,
+				     bool kmalloc)
 {
 	const struct wrow *row = e->r;
 	struct duty_view v = { 1, 0, false };
@@ -537,7 +539,7 @@ static struct duty_view duty_view_of(const struct evidence *e, const struct kvie
 		return v;
 	/* over the rise, the age before it and the quiet after it */
 	shift = kview->alloc_duty(kview->ctx, row->old_rise_s + row->old_quiet_s + row->age_ns / 1e9,
-				  &v.periods_s);
+				  kmalloc, &v.periods_s);
 	if (shift && v.periods_s > 0) {
 		v.d = (double)(1u << (shift > 8 ? 8 : shift));
 		v.frees = kview->frees_in_time &&
@@ -791,7 +793,7 @@ static enum cs_label classify_leak(const struct rules *r, int dom, const char *k
 	char what[200];
 	bool seen;
 
-	v = duty_view_of(e, kview);
+	v = duty_view_of(e, kview, dom == DOM_SLAB && row->key && row->key->id < CS_KMALLOC_ID_MAX);
 	if (!old_rises(t, e, &v, &fr, &seen))
 		return LABEL_NONE;
 	growth = row->old_rise / row->old_rise_s;

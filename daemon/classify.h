@@ -141,9 +141,10 @@ struct kview {
 			  struct stack_top *top);
 	/* sampling in time (duty.h): the largest shift the alloc
 	 * programs ran under over the last span_s seconds (attached 1/2^shift
-	 * of the time; 0: all of it), and its periods a second; NULL: none
+	 * of the time; 0: all of it), kmalloc's where kmalloc is set (the
+	 * daemon may hold it attached), and its periods a second; NULL: none
 	 * (a CSV read back) */
-	unsigned int (*alloc_duty)(void *ctx, double span_s, double *periods_per_s);
+	unsigned int (*alloc_duty)(void *ctx, double span_s, bool kmalloc, double *periods_per_s);
 	/* --sample-time-frees: the frees' programs go with the allocs', so a
 	 * tracked object freed between slices looks live until a slice sees
 	 * its address handed out again */

@@ -203,3 +203,38 @@ void duty_attached(struct duty *u, uint64_t now_ns, bool ok, uint64_t took_ns)
 	next_piece(u);
 	arm_slice(u, now_ns);
 }
+
+bool duty_kmalloc_cycles(const struct duty *u, double runs_per_s, double run_ns,
+			 double periods_per_s)
+{
+	double saved, cost;
+
+	/* with the frees cycling too, never held: its objects allocated
+	 * between the slices would be freed unseen there, every one (a held
+	 * kmalloc made sqlite's kmalloc-16 look leaked) */
+	if (u->frees)
+		return true;
+	if (!u->shift || !u->kmalloc_cycle_ns)
+		return !u->kmalloc_held;
+	saved = runs_per_s * run_ns * (1.0 - 1.0 / (double)(1u << u->shift));
+	cost = periods_per_s * (double)u->kmalloc_cycle_ns;
+	return u->kmalloc_held ? saved >= 2 * cost : saved >= cost;
+}
+
+void duty_hold_kmalloc(struct duty *u, bool on, uint64_t now_ns)
+{
+	if (on == u->kmalloc_held)
+		return;
+	if (on) {
+		u->kmalloc_cycled_until_ns = now_ns;
+		u->kmalloc_holds++;
+	}
+	u->kmalloc_held = on;
+}
+
+void duty_kmalloc_cycled(struct duty *u, uint64_t cpu_ns)
+{
+	/* a moving average, an eighth a cycle */
+	u->kmalloc_cycle_ns = u->kmalloc_cycle_ns ?
+		u->kmalloc_cycle_ns - u->kmalloc_cycle_ns / 8 + cpu_ns / 8 : cpu_ns;
+}

@@ -785,6 +785,12 @@ void loader_set_alloc_duty(struct loader *ld, unsigned int duty)
 			 duty > CS_DUTY_SHIFT_MAX ? CS_DUTY_SHIFT_MAX : duty, __ATOMIC_RELAXED);
 }
 
+void loader_set_kmalloc_duty(struct loader *ld, unsigned int duty)
+{
+	__atomic_store_n(&ld->skel->bss->kmalloc_duty_shift,
+			 duty > CS_DUTY_SHIFT_MAX ? CS_DUTY_SHIFT_MAX : duty, __ATOMIC_RELAXED);
+}
+
 void loader_set_sample_shift(struct loader *ld, unsigned int slot, unsigned int shift)
 {
 	/* the bss is mapped: the programs read it at their next alloc */

@@ -110,6 +110,8 @@ int loader_set_attached(struct loader *ld, int tp, bool on);
 /* The alloc programs' duty (CS_DUTY_SHIFT_MAX): what the
  * tracked objects' shifts carry on top of the sampler's. */
 void loader_set_alloc_duty(struct loader *ld, unsigned int duty);
+/* kmalloc's: the same while it cycles with them, 0 while it does not. */
+void loader_set_kmalloc_duty(struct loader *ld, unsigned int duty);
 /* Have every CPU move its staged records to its ring (before a drain that
  * must see all records up to now). */
 void loader_flush(const struct loader *ld);

@@ -133,6 +133,13 @@ struct daemon {
 	 * time them: slab events the records stand for (the records
 	 * themselves: loader_consumed) */
 	uint64_t est_runs;
+	/* of which kmalloc's allocs, since the last look at whether to hold
+	 * its program attached (update_kmalloc_hold), and that look's clock
+	 * and its program's attached clock; the duty its records carry; the
+	 * CPU of its last attach while it cycles */
+	uint64_t kmalloc_runs, kmalloc_look_ns, kmalloc_look_att_ns;
+	unsigned int kmalloc_duty;
+	uint64_t kmalloc_att_cpu_ns;
 	/* records dropped (rings full): the count at the last tick, and for
 	 * the rows of the window being closed, those since the window before */
 	uint64_t dropped_now, dropped_at_window, drop_window, window_drops;
@@ -170,14 +177,20 @@ static int on_sample(void *ctx, int cpu, const void *data, size_t size)
 		d->gpu_bins++;
 		d->gpu_records += e.gpu.count;
 	} else if (e.type == CS_EV_SLAB_ALLOC || e.type == CS_EV_SLAB_FREE) {
-		sampler_count(&d->smp, e.slot);
 		/* each record of a tracked object stands for 2^shift events;
 		 * while a program is attached 1/2^duty of the time (the allocs',
-		 * the frees' too with --sample-time-frees), for 2^(shift - duty)
-		 * runs of it */
-		d->est_runs += 1ull << (((e.type == CS_EV_SLAB_ALLOC || d->duty.frees) &&
-					 e.slab.shift >= d->duty.shift ?
-					 e.slab.shift - d->duty.shift : e.slab.shift) & 31);
+		 * kmalloc's unless held, the frees' too with
+		 * --sample-time-frees), for 2^(shift - duty) runs of it */
+		unsigned int duty = e.type == CS_EV_SLAB_ALLOC ?
+				    ((e.flags & CS_F_KMALLOC) ? d->kmalloc_duty : d->duty.shift) :
+				    d->duty.frees ? d->duty.shift : 0;
+		uint64_t runs = 1ull << ((e.slab.shift >= duty ? e.slab.shift - duty :
+					  e.slab.shift) & 31);
+
+		sampler_count(&d->smp, e.slot);
+		d->est_runs += runs;
+		if (e.type == CS_EV_SLAB_ALLOC && (e.flags & CS_F_KMALLOC))
+			d->kmalloc_runs += runs;
 		/* a free, or an alloc that reports the unseen free of the
 		 * object it replaced: that object's stack goes */
 		if (d->stacks && (e.type == CS_EV_SLAB_FREE || (e.flags & CS_F_UNSEEN)))
@@ -336,12 +349,16 @@ static int kview_cache_growth(void *ctx, const char *cache, double span_s,
 	return kstate_growth(d->ks, cache, (uint64_t)(span_s * NSEC_PER_SEC), per_s, got_s);
 }
 
-static unsigned int kview_alloc_duty(void *ctx, double span_s, double *periods_per_s)
+static unsigned int kview_alloc_duty(void *ctx, double span_s, bool kmalloc,
+				     double *periods_per_s)
 {
 	struct daemon *d = ctx;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), span = (uint64_t)(span_s * NSEC_PER_SEC);
 
-	return duty_shift_within(&d->duty, clock_ns(CLOCK_MONOTONIC),
-				 (uint64_t)(span_s * NSEC_PER_SEC), periods_per_s);
+	/* where the frees cycled within the span, kmalloc cycled with them */
+	return kmalloc && !duty_frees_within(&d->duty, now, span) ?
+	       duty_kmalloc_shift_within(&d->duty, now, span, periods_per_s) :
+	       duty_shift_within(&d->duty, now, span, periods_per_s);
 }
 
 static bool kview_frees_in_time(void *ctx, double span_s)
@@ -1286,8 +1303,8 @@ static void duty_frees(struct daemon *d, bool on)
  * lead. */
 static void duty_apply(struct daemon *d, bool on, uint64_t now)
 {
-	bool kmalloc = on && d->budget.level < BUDGET_SHED_KMALLOC;
-	uint64_t t = clock_ns(CLOCK_MONOTONIC);
+	bool kmalloc = (on || d->duty.kmalloc_held) && d->budget.level < BUDGET_SHED_KMALLOC;
+	uint64_t t = clock_ns(CLOCK_MONOTONIC), c;
 	int r, e;
 
 	if (d->duty.frees && on)
@@ -1298,9 +1315,18 @@ static void duty_apply(struct daemon *d, bool on, uint64_t now)
 		duty_attached(&d->duty, now, r > 0, clock_ns(CLOCK_MONOTONIC) - t);
 	if (r < 0)
 		duty_warn(d, on, "the kmem_cache_alloc", r);
-	if (loader_can_detach(&d->ld, LOADER_TP_KMALLOC) &&
-	    (e = loader_set_attached(&d->ld, LOADER_TP_KMALLOC, kmalloc)) < 0)
-		duty_warn(d, on, "the kmalloc", e);
+	if (loader_can_detach(&d->ld, LOADER_TP_KMALLOC)) {
+		/* the CPU of its attach and detach, for whether to hold it */
+		c = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		e = loader_set_attached(&d->ld, LOADER_TP_KMALLOC, kmalloc);
+		c = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c;
+		if (e < 0)
+			duty_warn(d, on, "the kmalloc", e);
+		else if (e > 0 && kmalloc)
+			d->kmalloc_att_cpu_ns = c;
+		else if (e > 0 && d->kmalloc_att_cpu_ns)
+			duty_kmalloc_cycled(&d->duty, d->kmalloc_att_cpu_ns + c);
+	}
 	if (d->duty.frees && !on)
 		duty_frees(d, false);
 	duty_arm(d);
@@ -1321,6 +1347,53 @@ static void on_duty(int fd, uint32_t events, void *data)
 		duty_apply(d, duty_step(&d->duty, now), now);
 }
 
+/* The duty kmalloc's tracked objects carry: the allocs' while its
+ * program cycles with theirs, none while it is held attached or cannot
+ * be detached (a classic tracepoint's). */
+static void set_kmalloc_duty(struct daemon *d, unsigned int duty)
+{
+	d->kmalloc_duty = d->duty.kmalloc_held || !loader_can_detach(&d->ld, LOADER_TP_KMALLOC) ?
+			  0 : duty;
+	loader_set_kmalloc_duty(&d->ld, d->kmalloc_duty);
+}
+
+/* Once a second while the alloc programs cycle: hold kmalloc's attached
+ * where cycling it costs more than its detach saves, and let it cycle
+ * again where that turns (duty_kmalloc_cycles).  Its runs a second come
+ * from its records, on its own attached clock. */
+static void update_kmalloc_hold(struct daemon *d, uint64_t now)
+{
+	uint64_t att = duty_attached_clock(&d->duty, now), span;
+	double periods, runs_per_s;
+	bool hold;
+
+	if (d->kmalloc_look_ns && now < d->kmalloc_look_ns + NSEC_PER_SEC)
+		return;
+	span = d->duty.kmalloc_held ? now - d->kmalloc_look_ns : att - d->kmalloc_look_att_ns;
+	runs_per_s = d->kmalloc_look_ns && span ? (double)d->kmalloc_runs * NSEC_PER_SEC / span : 0;
+	d->kmalloc_runs = 0;
+	d->kmalloc_look_ns = now;
+	d->kmalloc_look_att_ns = att;
+	if (!loader_can_detach(&d->ld, LOADER_TP_KMALLOC))
+		return;
+	duty_shift_within(&d->duty, now, 0, &periods);
+	hold = d->duty.shift && !duty_kmalloc_cycles(&d->duty, runs_per_s, BUDGET_EST_RUN_NS, periods);
+	if (hold == d->duty.kmalloc_held)
+		return;
+	duty_hold_kmalloc(&d->duty, hold, now);
+	set_kmalloc_duty(d, d->duty.shift);
+	if (d->budget.level < BUDGET_SHED_KMALLOC && !d->duty.on)
+		loader_set_attached(&d->ld, LOADER_TP_KMALLOC, hold);
+	if (!d->duty.shift)	/* attached for good with the allocs */
+		return;
+	if (hold)
+		log_info("sampling in time: kmalloc's program held attached: it ran %.0f times a second, and an attach and detach of it cost %.2f ms of CPU, %.0f a second",
+			 runs_per_s, (double)d->duty.kmalloc_cycle_ns / 1e6, periods);
+	else
+		log_info("sampling in time: kmalloc's program cycles with the allocs' again: it ran %.0f times a second",
+			 runs_per_s);
+}
+
 /* The alloc programs' share of the time: the budget's level's, and
  * --sample-time's at least; where it changes, the programs' shift, the
  * slices and the records budget follow. */
@@ -1331,6 +1404,13 @@ static void set_duty(struct daemon *d, uint64_t now)
 
 	if (frees != d->duty.frees) {
 		duty_set_frees(&d->duty, frees, now);
+		/* kmalloc's program cycles with the frees (duty_kmalloc_cycles) */
+		if (frees && d->duty.kmalloc_held) {
+			duty_hold_kmalloc(&d->duty, false, now);
+			set_kmalloc_duty(d, d->duty.shift);
+			if (!d->duty.on)
+				loader_set_attached(&d->ld, LOADER_TP_KMALLOC, false);
+		}
 		/* back for good now; or off from now where the slice is */
 		if (!frees || (d->duty.shift && !d->duty.on))
 			duty_frees(d, !frees);
@@ -1340,6 +1420,7 @@ static void set_duty(struct daemon *d, uint64_t now)
 	if (duty == d->duty.shift)
 		return;
 	loader_set_alloc_duty(&d->ld, duty);
+	set_kmalloc_duty(d, duty);
 	duty_apply(d, duty_set(&d->duty, duty, now), now);
 	set_records_budget(d);
 }
@@ -1366,7 +1447,8 @@ static void shed_programs(struct daemon *d, uint64_t now)
 		want = level < opt[i].level;
 		/* kmalloc's comes back with the next slice where the alloc
 		 * programs cycle (duty_apply) */
-		if (opt[i].tp == LOADER_TP_KMALLOC && d->duty.shift && !d->duty.on)
+		if (opt[i].tp == LOADER_TP_KMALLOC && d->duty.shift && !d->duty.on &&
+		    !d->duty.kmalloc_held)
 			want = false;
 		err = loader_set_attached(&d->ld, opt[i].tp, want);
 		if (err < 0)
@@ -1467,6 +1549,7 @@ static void on_tick(struct daemon *d)
 	read_drops(d);
 	wtable_note_drops(d->wt, d->dropped_now, now);
 	update_budget(d, now);
+	update_kmalloc_hold(d, now);
 	update_sampling(d, now);
 	if (d->ks && now - d->last_kstate_ns >= KSTATE_EVERY_NS) {
 		d->last_kstate_ns = now;

@@ -458,6 +458,9 @@ static void budget_metrics(FILE *f, const struct budget *b, const struct duty *u
 	head(f, "cachescope_budget_free_traced_share", "gauge",
 	     "Share of the time the free programs (kmem_cache_free, kfree) are attached: 1, or with --sample-time-frees or at the budget's last level the alloc programs' share (a tracked object freed between the slices is found when a slice sees its address again; a leak the cache's count cannot confirm is labelled only where the frees it may hide are a small part of it)");
 	fprintf(f, "cachescope_budget_free_traced_share %.3f\n", u->frees ? duty_share(u) : 1.0);
+	head(f, "cachescope_budget_kmalloc_held", "gauge",
+	     "1 while the alloc programs cycle but kmalloc's is held attached all the time: cycling it would cost more CPU than its detach saves (its tracepoint fires rarely); its objects then stand for themselves alone");
+	fprintf(f, "cachescope_budget_kmalloc_held %d\n", u->shift && u->kmalloc_held);
 	one_u64(f, "cachescope_budget_alloc_slices_total", "counter",
 		"Slices of time the alloc programs were attached for while --budget sampled in time",
 		u->cycles);

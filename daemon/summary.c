@@ -248,10 +248,12 @@ void summary_print(const struct summary *s, FILE *out)
 			s->budget->peak_pct);
 	if (s->duty && (s->duty->cycles || s->duty->shift))
 		fprintf(out, "sampling in time: the alloc programs%s attached 1/%u of the time at the end, %.1f%% while sampling in time (%" PRIu64
-			" slices, %" PRIu64 " missed, %" PRIu64 " attaches refused)\n",
+			" slices, %" PRIu64 " missed, %" PRIu64 " attaches refused); kmalloc's %s (held %" PRIu64 " times: cycling it cost more than it saved)\n",
 			s->duty->frees ? " and the frees'" : "", 1u << s->duty->shift,
 			100.0 * duty_share_measured(s->duty),
-			s->duty->cycles, s->duty->missed, s->duty->failures);
+			s->duty->cycles, s->duty->missed, s->duty->failures,
+			s->duty->shift && s->duty->kmalloc_held ? "held attached at the end" : "cycling with them",
+			s->duty->kmalloc_holds);
 	fprintf(out, "keys: now=%" PRIu64 " dropped=%" PRIu64 " exited=%" PRIu64
 		" idle_merged=%" PRIu64 " evicted=%" PRIu64 " (budget %ld) others_events=%" PRIu64
 		" share_events=%" PRIu64

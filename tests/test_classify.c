@@ -118,10 +118,13 @@ static int fake_stack(void *ctx, uint32_t tgid, uint64_t cache, uint64_t age_ns,
 static unsigned int duty_shift;
 static double duty_span;
 
-static unsigned int fake_duty(void *ctx, double span_s, double *periods_per_s)
+static bool duty_kmalloc;	/* asked about kmalloc's program */
+
+static unsigned int fake_duty(void *ctx, double span_s, bool kmalloc, double *periods_per_s)
 {
 	(void)ctx;
 	duty_span = span_s;
+	duty_kmalloc = kmalloc;
 	*periods_per_s = 10;
 	return duty_shift;
 }
@@ -613,6 +616,16 @@ static void classify__leak_frees_in_time__rise_over_the_frees_it_may_hide(void *
 	row.old_rise_unseen = 0;
 	/* asked over the rise, its quiet and the age before it */
 	assert_true(frees_span > 4.69 && frees_span < 4.71);
+	/* about kmalloc's program for a kmalloc-* key (an id below
+	 * CS_KMALLOC_ID_MAX: its size), which the daemon may hold attached,
+	 * else about the allocs' */
+	row_key.id = 1ull << 40;
+	label(DOM_SLAB, "filp");
+	assert_false(duty_kmalloc);
+	row_key.id = 64;
+	label(DOM_SLAB, "kmalloc-64");
+	assert_true(duty_kmalloc);
+	row_key.id = 0;
 	/* too coarse to confirm, and no old object's free seen nor any free
 	 * found later: the rise is the key's own */
 	kres = 1000;

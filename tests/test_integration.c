@@ -1044,6 +1044,28 @@ static void sampling__in_time_frees_too__frees_found_again_by_their_addresses(vo
 	assert_true(frees >= allocs / 100 * 95 && frees <= allocs);
 }
 
+/* Sampling in time where the kmalloc tracepoint fires rarely (this host,
+ * idle but for a sleep): cycling kmalloc's program would cost more CPU
+ * (an attach and a detach, ten times a second) than its detach saves, so
+ * the daemon holds it attached once it has measured a cycle, and says so
+ * at the end and in the metric; kmem_cache_alloc's still cycles. */
+static void sampling__in_time_rare_kmalloc__held_attached(void **state)
+{
+	const char *extra[] = { "--sample-time", "4", "--budget", "off", NULL };
+	unsigned long slices = 0;
+	char out[64], cmd[600];
+	struct table t;
+	struct daemon d;
+
+	need_root(state);
+	run_beside(&d, "kmallochold", 4, extra, &t, out, sizeof(out), "sleep 3");
+	assert_int_equal(count_in_file(d.out, "kmalloc's held attached at the end (held 1 times"), 1);
+	snprintf(cmd, sizeof(cmd), "sed -n 's/.*(\\([0-9]*\\) slices, .*/\\1/p' '%s'", d.out);
+	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_int_equal(sscanf(out, "%lu", &slices), 1);
+	assert_true(slices >= 20);
+}
+
 /* auto: every object while the records stay within the budget; a loop that
  * makes far more than the budget has its caches thinned at once, and the
  * estimates still hold (within 20 %: the shift goes up to 1 in 1024),
@@ -1490,6 +1512,7 @@ int main(void)
 		cmocka_unit_test(sampling__auto_past_budget__shift_raised_estimates_hold),
 		cmocka_unit_test(sampling__in_time_1_in_4__counts_low_by_the_slowdown_only),
 		cmocka_unit_test(sampling__in_time_frees_too__frees_found_again_by_their_addresses),
+		cmocka_unit_test(sampling__in_time_rare_kmalloc__held_attached),
 		cmocka_unit_test(workload__sigint__daemon_and_kvref_stop),
 		cmocka_unit_test(workload__kvref__runs_as_own_user_without_daemon_fds),
 		cmocka_unit_test(workload__build_in_0700_dir__kvref_runs_as_own_user),

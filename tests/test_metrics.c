@@ -262,7 +262,8 @@ static void metrics_render__bpf_stats_off__no_run_time_gauge_says_so(void **stat
 }
 
 /* Sampling in time: the share of the time the alloc programs are
- * attached, and the frees' (1 unless --sample-time-frees cycles them). */
+ * attached, and the frees' (1 unless --sample-time-frees cycles them);
+ * whether kmalloc's is held attached meanwhile. */
 static void metrics_render__sampling_in_time__alloc_and_free_shares(void **state)
 {
 	struct metrics_keys ks = { 0 };
@@ -280,6 +281,17 @@ static void metrics_render__sampling_in_time__alloc_and_free_shares(void **state
 	out = render(&m, &ks);
 	assert_non_null(strstr(out, "\ncachescope_budget_alloc_traced_share 0.250\n"));
 	assert_non_null(strstr(out, "\ncachescope_budget_free_traced_share 0.250\n"));
+	assert_non_null(strstr(out, "\ncachescope_budget_kmalloc_held 0\n"));
+	free(out);
+	/* kmalloc's program held attached while the allocs cycle */
+	m.duty.kmalloc_held = true;
+	out = render(&m, &ks);
+	assert_non_null(strstr(out, "\ncachescope_budget_kmalloc_held 1\n"));
+	free(out);
+	/* not cycling at all: nothing held */
+	m.duty.shift = 0;
+	out = render(&m, &ks);
+	assert_non_null(strstr(out, "\ncachescope_budget_kmalloc_held 0\n"));
 	free(out);
 }
 
