@@ -39,7 +39,6 @@ cpu() {
 		print t
 	}'
 }
-i=0
 for r in $(seq "$R"); do
 	i=0
 	for b in "$@"; do

@@ -56,7 +56,7 @@ int BPF_PROG(btf_kmem_cache_alloc, unsigned long call_site, const void *ptr,
 
 	asm volatile("%0 = %1" : "=w"(lo) : "w"((__u32)(__u64)s));
 	t0 = run_start();
-	shift = alloc_track(ptr, lo, &slot, alloc_duty_shift);
+	shift = alloc_track(ptr, lo, &slot, false);
 
 	/* an untracked object leaves here: no name, no maps */
 	if (shift >= 0) {
@@ -91,7 +91,7 @@ int BPF_PROG(btf_kmalloc, unsigned long call_site, const void *ptr,
 	if (shed_mask & CS_SHED_KMALLOC)
 		return 0;
 	t0 = run_start();
-	shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc), &slot, kmalloc_duty_shift);
+	shift = alloc_track(ptr, (__u32)kmalloc_id(bytes_alloc), &slot, true);
 	if (shift >= 0)
 		handle_alloc(ctx, call_site, ptr, kmalloc_id(bytes_alloc), bytes_req, bytes_alloc,
 			     node, CS_F_KMALLOC, true, shift, slot);
@@ -328,7 +328,7 @@ int tp_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
 	if ((__u64)ptr <= 16)
 		return 0;
 	cache = cache_id_from_name(ctx, loc);
-	shift = alloc_track(ptr, (__u32)cache, &slot, alloc_duty_shift);
+	shift = alloc_track(ptr, (__u32)cache, &slot, false);
 	if (shift < 0)
 		return 0;
 	return handle_alloc(ctx, call_site, ptr, cache, req, alloc, node, 0, false, shift, slot);
@@ -352,7 +352,7 @@ int tp_kmalloc(struct trace_event_raw_kmalloc *ctx)
 	if (shed_mask & CS_SHED_KMALLOC)
 		return 0;
 	barrier_var(ptr);
-	shift = alloc_track(ptr, (__u32)kmalloc_id(alloc), &slot, kmalloc_duty_shift);
+	shift = alloc_track(ptr, (__u32)kmalloc_id(alloc), &slot, true);
 	if (shift < 0)
 		return 0;
 	return handle_alloc(ctx, call_site, ptr, kmalloc_id(alloc), req, alloc, node, CS_F_KMALLOC,

@@ -275,17 +275,19 @@ static __always_inline __u32 sample_rand(void)
 /* The first thing every alloc program asks: the sample shift when the
  * object at ptr, of the cache whose id's low half is cache_lo, is to be
  * tracked (1 in 2^shift allocs of its slot of (cache, process), at
- * random, and 1 in 2^ring_backoff() of those, plus duty while the
- * program is attached only part of the time; the slot in *slot), else -1,
+ * random, and 1 in 2^ring_backoff() of those, plus the duty while the
+ * program is attached only part of the time: kmalloc_duty_shift for
+ * kmalloc's, else alloc_duty_shift, read only for an object tracked; the
+ * slot in *slot), else -1,
  * after reporting the unseen free of a tracked object whose address this
  * is.  An untracked alloc costs the tgid, a random number, two multiplies
  * and two reads of global arrays (its slot's shift, its address's bit in
  * track_mask). */
 static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *slot,
-				       __u32 duty)
+				       bool kmalloc)
 {
 	__u64 key = (__u64)ptr;
-	__u32 shift, more, tslot;
+	__u32 shift, more, tslot, duty;
 
 	if (key <= 16)	/* NULL and ZERO_SIZE_PTR */
 		return -1;
@@ -301,8 +303,10 @@ static __always_inline int alloc_track(const void *ptr, __u32 cache_lo, __u32 *s
 		more = ring_backoff();
 		if (shift + more > CS_SAMPLE_SHIFT_MAX)
 			more = CS_SAMPLE_SHIFT_MAX - shift;
-		if (!more || !(sample_rand() & ((1u << more) - 1)))
+		if (!more || !(sample_rand() & ((1u << more) - 1))) {
+			duty = kmalloc ? kmalloc_duty_shift : alloc_duty_shift;
 			return shift + more + (duty > CS_DUTY_SHIFT_MAX ? CS_DUTY_SHIFT_MAX : duty);
+		}
 		STAT_INC(stats_get(), ring_backoff);
 	}
 	tslot = track_slot(key);

@@ -1357,6 +1357,17 @@ static void set_kmalloc_duty(struct daemon *d, unsigned int duty)
 	loader_set_kmalloc_duty(&d->ld, d->kmalloc_duty);
 }
 
+/* kmalloc's program held attached (hold) or cycling with the allocs'
+ * again: the duty its objects carry, and attached or detached now where
+ * the allocs' are off (the budget's shed level kept). */
+static void hold_kmalloc(struct daemon *d, bool hold, uint64_t now)
+{
+	duty_hold_kmalloc(&d->duty, hold, now);
+	set_kmalloc_duty(d, d->duty.shift);
+	if (!d->duty.on && (!hold || d->budget.level < BUDGET_SHED_KMALLOC))
+		loader_set_attached(&d->ld, LOADER_TP_KMALLOC, hold);
+}
+
 /* Once a second while the alloc programs cycle: hold kmalloc's attached
  * where cycling it costs more than its detach saves, and let it cycle
  * again where that turns (duty_kmalloc_cycles).  Its runs a second come
@@ -1364,7 +1375,7 @@ static void set_kmalloc_duty(struct daemon *d, unsigned int duty)
 static void update_kmalloc_hold(struct daemon *d, uint64_t now)
 {
 	uint64_t att = duty_attached_clock(&d->duty, now), span;
-	double periods, runs_per_s;
+	double periods = d->duty.period_ns ? 1e9 / (double)d->duty.period_ns : 0, runs_per_s;
 	bool hold;
 
 	if (d->kmalloc_look_ns && now < d->kmalloc_look_ns + NSEC_PER_SEC)
@@ -1376,14 +1387,10 @@ static void update_kmalloc_hold(struct daemon *d, uint64_t now)
 	d->kmalloc_look_att_ns = att;
 	if (!loader_can_detach(&d->ld, LOADER_TP_KMALLOC))
 		return;
-	duty_shift_within(&d->duty, now, 0, &periods);
 	hold = d->duty.shift && !duty_kmalloc_cycles(&d->duty, runs_per_s, BUDGET_EST_RUN_NS, periods);
 	if (hold == d->duty.kmalloc_held)
 		return;
-	duty_hold_kmalloc(&d->duty, hold, now);
-	set_kmalloc_duty(d, d->duty.shift);
-	if (d->budget.level < BUDGET_SHED_KMALLOC && !d->duty.on)
-		loader_set_attached(&d->ld, LOADER_TP_KMALLOC, hold);
+	hold_kmalloc(d, hold, now);
 	if (!d->duty.shift)	/* attached for good with the allocs */
 		return;
 	if (hold)
@@ -1405,12 +1412,8 @@ static void set_duty(struct daemon *d, uint64_t now)
 	if (frees != d->duty.frees) {
 		duty_set_frees(&d->duty, frees, now);
 		/* kmalloc's program cycles with the frees (duty_kmalloc_cycles) */
-		if (frees && d->duty.kmalloc_held) {
-			duty_hold_kmalloc(&d->duty, false, now);
-			set_kmalloc_duty(d, d->duty.shift);
-			if (!d->duty.on)
-				loader_set_attached(&d->ld, LOADER_TP_KMALLOC, false);
-		}
+		if (frees && d->duty.kmalloc_held)
+			hold_kmalloc(d, false, now);
 		/* back for good now; or off from now where the slice is */
 		if (!frees || (d->duty.shift && !d->duty.on))
 			duty_frees(d, !frees);
