@@ -80,7 +80,7 @@ struct wtable {
 		uint64_t cache;
 		uint32_t tgid;
 		uint64_t window;
-		double per_s;
+		double per_s, rise_s;
 		size_t row;	/* in rows, or SIZE_MAX: none this window */
 	} *rising;
 	size_t nrising, rising_cap;
@@ -704,7 +704,7 @@ static void rise_note(struct wtable *wt, const struct acc *a, const struct wrow 
 	}
 	wt->rising[wt->nrising++] = (struct rising){
 		.cache = a->key.id, .tgid = a->key.tgid, .window = r->window,
-		.per_s = (double)r->old_rise / r->old_rise_s, .row = i,
+		.per_s = (double)r->old_rise / r->old_rise_s, .rise_s = r->old_rise_s, .row = i,
 	};
 }
 
@@ -753,14 +753,17 @@ static void cache_rises(struct wtable *wt, struct wrow *rows, uint64_t w)
 	}
 	wt->nrising = m;
 	for (i = 0; i < m; i = j) {
-		double sum = 0;
+		double sum = 0, var = 0;
 
-		for (j = i; j < m && wt->rising[j].cache == wt->rising[i].cache; j++)
+		for (j = i; j < m && wt->rising[j].cache == wt->rising[i].cache; j++) {
 			sum += wt->rising[j].per_s;
+			var += wt->rising[j].per_s * wt->rising[j].per_s / wt->rising[j].rise_s;
+		}
 		for (k = i; k < j; k++) {
 			if (wt->rising[k].row == SIZE_MAX)
 				continue;
 			rows[wt->rising[k].row].cache_rise_per_s = sum;
+			rows[wt->rising[k].row].cache_rise_var = var;
 			rows[wt->rising[k].row].cache_rising_keys = (uint32_t)(j - i);
 			wt->rising[k].row = SIZE_MAX;
 		}

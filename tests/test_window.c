@@ -901,8 +901,16 @@ static void wtable_close__keys_of_a_cache_rise__rows_carry_their_sum(void **stat
 			 ((double)last[0].old_rise / last[0].old_rise_s +
 			  (double)last[1].old_rise / last[1].old_rise_s)) < 1e-9);
 	assert_true(last[0].cache_rise_per_s > 60 && last[0].cache_rise_per_s < 90);
+	/* and the sum of their squares over their spans, for its error
+	 * where they are counted by periods (classify.c, cache_rise_low) */
+	assert_true(last[0].cache_rise_var == last[1].cache_rise_var);
+	assert_true(fabs(last[0].cache_rise_var -
+			 (pow((double)last[0].old_rise / last[0].old_rise_s, 2) / last[0].old_rise_s +
+			  pow((double)last[1].old_rise / last[1].old_rise_s, 2) / last[1].old_rise_s)) < 1e-6);
 	assert_true(fabs(last[2].cache_rise_per_s -
 			 (double)last[2].old_rise / last[2].old_rise_s) < 1e-9);
+	assert_true(fabs(last[2].cache_rise_var -
+			 pow((double)last[2].old_rise / last[2].old_rise_s, 2) / last[2].old_rise_s) < 1e-6);
 	assert_true(last[2].cache_rise_per_s > 40 && last[2].cache_rise_per_s < 60);
 	/* 43 stops: for 2 s its last row still counts */
 	three_leaks(wt, 5000, 7000, 5000);
