@@ -27,7 +27,8 @@ windows, CSV) and is scored over windows:
 
 Workloads with no anomaly must have no anomalous vector at all.  The
 output is one table (bench/calibration.md quotes it) and one CSV per
-workload in bench/calibration/corpus-<name>.csv when --keep is given.
+workload in bench/calibration/corpus-<name>.csv when --keep is given,
+the daemon's log beside it (corpus-<name>.log).
 """
 import csv
 import fnmatch
@@ -200,6 +201,8 @@ def run(name, keep):
     rows = list(csv.DictReader(open(out)))
     if keep:
         shutil.copy(out, os.path.join(ROOT, "bench", "calibration", "corpus-%s.csv" % name))
+        shutil.copy(os.path.join(d, "daemon.log"),
+                    os.path.join(ROOT, "bench", "calibration", "corpus-%s.log" % name))
     shutil.rmtree(d, ignore_errors=True)
     # the responsible processes: the workload's own (kvref: driven by the
     # daemon, scope "workload"), not every process of the same name
