@@ -691,6 +691,14 @@ static void table_gc(struct wtable *wt)
  * (classify.c, sampled_quiet_s). */
 #define CACHE_RISE_QUIET_S 4.0
 
+/* A rise shorter than this goes into its cache's sum's error (the
+ * variance of a count by periods, cache_rise_var) only from this long:
+ * over fewer periods the error is most of the rise, and a rise that
+ * just started (a false one, of frees missed, as well as a leak's)
+ * would make the count's test lenient for every key of the cache.  The
+ * leak rule's own shortest rise (leak_min_rise_s). */
+#define CACHE_RISE_VAR_MIN_S 1.5
+
 /* Note row i of the window closing, of key a, for cache_rises: a slab
  * key whose old objects rise. */
 static void rise_note(struct wtable *wt, const struct acc *a, const struct wrow *r, size_t i)
@@ -757,7 +765,9 @@ static void cache_rises(struct wtable *wt, struct wrow *rows, uint64_t w)
 
 		for (j = i; j < m && wt->rising[j].cache == wt->rising[i].cache; j++) {
 			sum += wt->rising[j].per_s;
-			var += wt->rising[j].per_s * wt->rising[j].per_s / wt->rising[j].rise_s;
+			if (wt->rising[j].rise_s >= CACHE_RISE_VAR_MIN_S)
+				var += wt->rising[j].per_s * wt->rising[j].per_s /
+				       wt->rising[j].rise_s;
 		}
 		for (k = i; k < j; k++) {
 			if (wt->rising[k].row == SIZE_MAX)

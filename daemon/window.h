@@ -194,9 +194,10 @@ struct wrow {
 	 * known, a row read from a CSV) */
 	double cache_rise_per_s;
 	uint32_t cache_rising_keys;
-	/* and the sum of their squares over their lengths, per_s^2 / rise_s:
-	 * counted 1 period in d (sampled in time), the sum's variance is
-	 * this x (d - 1) / the periods a second (classify.c, cache_rise_low) */
+	/* and the sum of their squares over their lengths, per_s^2 / rise_s,
+	 * of those that rose for 1.5 s at least (a shorter one counts at its
+	 * rate): counted 1 period in d (sampled in time), the sum's variance
+	 * is this x (d - 1) / the periods a second (classify.c, cache_rise_low) */
 	double cache_rise_var;
 	/* frees on the allocating CPU / frees (with a CPU) over the last
 	 * LOCALITY_SAMPLES windows (of time), and how many of them had frees */
